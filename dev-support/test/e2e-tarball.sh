@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# pass() always succeeds, so "A && pass || fail" is a plain if-then-else here.
+# shellcheck disable=SC2015
+# Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+#
+# End-to-end test of the built tarball, as a user would run it: unpack, check the commands,
+# format, start real daemons with sbin/start-all.sh, run TeraGen -> TeraSort -> TeraValidate,
+# refuse a second cluster on the same ports, explain a crashed daemon, stop with
+# sbin/stop-all.sh and leave no JVM behind.
+#
+# Usage: e2e-tarball.sh TARBALL WORKDIR
+set -u
+
+tarball=${1:?usage: e2e-tarball.sh TARBALL WORKDIR}
+work=${2:?usage: e2e-tarball.sh TARBALL WORKDIR}
+: "${JAVA_HOME:?JAVA_HOME must be set}"
+export JAVA_HOME
+
+passed=0
+failed=0
+failures=()
+
+pass() {
+  passed=$((passed + 1))
+  echo "  ok   $1"
+}
+
+fail() {
+  failed=$((failed + 1))
+  failures+=("$1")
+  echo "  FAIL $1"
+  [[ -n "${2:-}" ]] && printf '%s\n' "$2" | sed 's/^/       | /' | tail -n 25
+}
+
+## check NAME COMMAND...: passes when COMMAND succeeds.
+check() {
+  local name=$1 out
+  shift
+  if out=$("$@" 2>&1); then pass "${name}"; else fail "${name}" "${out}"; fi
+}
+
+## expect_fail_with NAME TEXT COMMAND...: COMMAND must fail and its output contain TEXT.
+expect_fail_with() {
+  local name=$1 text=$2 out rc
+  shift 2
+  out=$("$@" 2>&1)
+  rc=$?
+  if [[ ${rc} -ne 0 ]] && grep -qF -- "${text}" <<<"${out}"; then
+    pass "${name}"
+  else
+    fail "${name} (exit ${rc}, expected failure mentioning '${text}')" "${out}"
+  fi
+}
+
+## expect_output NAME TEXT COMMAND...: COMMAND must succeed and print TEXT.
+expect_output() {
+  local name=$1 text=$2 out rc
+  shift 2
+  out=$("$@" 2>&1)
+  rc=$?
+  if [[ ${rc} -eq 0 ]] && grep -qF -- "${text}" <<<"${out}"; then
+    pass "${name}"
+  else
+    fail "${name} (exit ${rc}, expected output '${text}')" "${out}"
+  fi
+}
+
+## JVMs started from the pid dir of an unpacked tarball (marker set by bin/).
+jvms_of() {
+  local marker="@$1/pids" f
+  for f in /proc/[0-9]*/cmdline; do
+    if tr '\0' '\n' <"${f}" 2>/dev/null | grep -q -- "^-Dhadoop.hpc.daemon=.*${marker}\$"; then
+      echo "${f#/proc/}" | cut -d/ -f1
+    fi
+  done
+}
+
+## Task JVMs (MRAppMaster, YarnChild) whose container lives under an unpacked tarball.
+containers_of() {
+  local f
+  for f in /proc/[0-9]*/cmdline; do
+    if tr '\0' ' ' <"${f}" 2>/dev/null | grep -q -- "$1/data/nm-local-dir.*\(MRAppMaster\|YarnChild\)"; then
+      echo "${f#/proc/}" | cut -d/ -f1
+    fi
+  done
+}
+
+rm -rf "${work}"
+mkdir -p "${work}/a" "${work}/b"
+tar xzf "${tarball}" -C "${work}/a" || { echo "cannot unpack ${tarball}"; exit 1; }
+tar xzf "${tarball}" -C "${work}/b" || exit 1
+A=$(echo "${work}"/a/hadoop-hpc-*)
+B=$(echo "${work}"/b/hadoop-hpc-*)
+
+stop_everything() {
+  "${A}/sbin/stop-all.sh" >/dev/null 2>&1
+  "${B}/sbin/stop-all.sh" >/dev/null 2>&1
+}
+trap stop_everything EXIT
+
+echo "== tarball layout and commands"
+for d in bin sbin etc/hadoop lib/native share/hadoop/lib share/hadoop-hpc; do
+  check "tarball has ${d}/" test -d "${A}/${d}"
+done
+for f in bin/hadoop bin/hdfs bin/yarn bin/mapred sbin/start-dfs.sh sbin/stop-dfs.sh \
+  sbin/start-yarn.sh sbin/stop-yarn.sh sbin/start-all.sh sbin/stop-all.sh sbin/workers.sh; do
+  check "${f} is executable" test -x "${A}/${f}"
+done
+check "examples jar shipped" compgen -G "${A}/share/hadoop/mapreduce/hadoop-mapreduce-examples-*.jar"
+check "TestDFSIO jar shipped" compgen -G "${A}/share/hadoop/mapreduce/hadoop-mapreduce-client-jobclient-*-tests.jar"
+expect_output "hadoop version names hadoop-hpc and Hadoop 3.5.0" "Hadoop 3.5.0" "${A}/bin/hadoop" version
+expect_output "hadoop version names hadoop-hpc" "hadoop-hpc" "${A}/bin/hadoop" version
+expect_output "hdfs getconf reads etc/hadoop" "hdfs://127.0.0.1:9000" \
+  "${A}/bin/hdfs" getconf -confKey fs.defaultFS
+expect_output "hadoop classpath lists our jars" "share/hadoop-hpc" "${A}/bin/hadoop" classpath
+expect_output "hadoop envvars" "HADOOP_CONF_DIR='${A}/etc/hadoop'" "${A}/bin/hadoop" envvars
+expect_output "--config selects another configuration directory" "HADOOP_CONF_DIR='${B}/etc/hadoop'" \
+  "${A}/bin/hadoop" --config "${B}/etc/hadoop" envvars
+if [[ -f "${A}/lib/native/libhpcnative.so" ]]; then
+  expect_output "checknative loads libhpcnative" "hpcnative:" "${A}/bin/hadoop" checknative
+  out=$("${A}/bin/hadoop" checknative 2>&1)
+  if grep -qE '^rdma: +true' <<<"${out}"; then
+    pass "checknative lists RDMA devices"
+  elif grep -qE '^rdma: +false +.*RDMA' <<<"${out}"; then
+    pass "checknative explains why RDMA is unavailable"
+    expect_fail_with "checknative -a fails without RDMA" "rdma:" "${A}/bin/hadoop" checknative -a
+  else
+    fail "checknative explains RDMA availability" "${out}"
+  fi
+  grep -qE '^hpcnative: +true' <<<"${out}" && pass "checknative: hpcnative true" ||
+    fail "checknative: hpcnative true" "${out}"
+else
+  fail "lib/native/libhpcnative.so is in the tarball (was it built with -Dnative.skip=true?)"
+fi
+expect_fail_with "unknown subcommand is refused" "unknown subcommand 'frobnicate'" \
+  "${A}/bin/hdfs" frobnicate
+expect_fail_with "missing JAVA_HOME is explained" "JAVA_HOME is not set" \
+  env -u JAVA_HOME "${A}/bin/hdfs" dfsadmin -report
+expect_fail_with "missing configuration directory is explained" "does not exist" \
+  "${A}/bin/hadoop" --config "${work}/nowhere" version
+
+echo "== start-up"
+expect_fail_with "an unformatted NameNode is explained" "namenode -format" "${A}/sbin/start-dfs.sh"
+check "no daemon left after the refused start" test -z "$(jvms_of "${A}")"
+check "hdfs namenode -format" "${A}/bin/hdfs" namenode -format -nonInteractive
+expect_output "start-all.sh waits for HDFS" "HDFS ready" "${A}/sbin/start-all.sh"
+expect_output "datanode registered" "Live datanodes (1)" "${A}/bin/hdfs" dfsadmin -report
+expect_output "safe mode is off" "Safe mode is OFF" "${A}/bin/hdfs" dfsadmin -safemode get
+expect_output "storage policies available" "HOT" "${A}/bin/hdfs" storagepolicies -listPolicies
+expect_output "nodemanager registered" "Total Nodes:1" "${A}/bin/yarn" node -list
+for d in namenode datanode secondarynamenode; do
+  check "hdfs --daemon status ${d}" "${A}/bin/hdfs" --daemon status "${d}"
+done
+for d in resourcemanager nodemanager; do
+  check "yarn --daemon status ${d}" "${A}/bin/yarn" --daemon status "${d}"
+done
+check "mapred --daemon status historyserver" "${A}/bin/mapred" --daemon status historyserver
+expect_fail_with "starting a running daemon again is refused" "already running" \
+  "${A}/bin/hdfs" --daemon start namenode
+
+echo "== a second cluster on the same ports"
+check "second tarball: format" "${B}/bin/hdfs" namenode -format -nonInteractive
+expect_fail_with "second start-dfs.sh names the NameNode port" \
+  "namenode cannot start: port 127.0.0.1:9000 (dfs.namenode.rpc-address) is already in use" \
+  "${B}/sbin/start-dfs.sh"
+expect_fail_with "second start-yarn.sh names the ResourceManager port" \
+  "resourcemanager cannot start: port 127.0.0.1:8032 (yarn.resourcemanager.address) is already in use" \
+  "${B}/sbin/start-yarn.sh"
+check "the refused cluster left no daemon" test -z "$(jvms_of "${B}")"
+out=$("${B}/bin/hdfs" --daemon status namenode 2>&1)
+rc=$?
+[[ ${rc} -eq 3 ]] && pass "status of a never-started daemon is LSB 3" ||
+  fail "status of a never-started daemon is LSB 3 (got ${rc})" "${out}"
+
+echo "== TeraGen -> TeraSort -> TeraValidate"
+ex=$(echo "${A}"/share/hadoop/mapreduce/hadoop-mapreduce-examples-*.jar)
+rows=${HPC_E2E_ROWS:-200000}
+check "teragen ${rows} rows" "${A}/bin/hadoop" jar "${ex}" teragen -Dmapreduce.job.maps=2 \
+  "${rows}" /e2e/in
+check "terasort, 2 reducers" "${A}/bin/hadoop" jar "${ex}" terasort -Dmapreduce.job.reduces=2 \
+  /e2e/in /e2e/out
+check "teravalidate" "${A}/bin/hadoop" jar "${ex}" teravalidate /e2e/out /e2e/report
+report=$("${A}/bin/hdfs" dfs -cat '/e2e/report/part-r-*' 2>&1)
+if grep -q '^checksum' <<<"${report}" && ! grep -q '^error' <<<"${report}"; then
+  pass "teravalidate reports sorted output, no errors"
+else
+  fail "teravalidate reports sorted output, no errors" "${report}"
+fi
+gen=$("${A}/bin/hdfs" dfs -cat '/e2e/in/part-m-*' | wc -c)
+sorted=$("${A}/bin/hdfs" dfs -cat '/e2e/out/part-r-*' | wc -c)
+[[ "${gen}" -eq $((rows * 100)) && "${sorted}" -eq "${gen}" ]] &&
+  pass "sorted output holds every generated byte (${sorted})" ||
+  fail "sorted output holds every generated byte (generated ${gen}, sorted ${sorted})"
+in_sum=$("${A}/bin/hadoop" jar "${ex}" teravalidate /e2e/in /e2e/report-in 2>/dev/null >/dev/null;
+  "${A}/bin/hdfs" dfs -cat '/e2e/report-in/part-r-*' 2>/dev/null | sed -n 's/^checksum[[:space:]]*//p')
+out_sum=$(sed -n 's/^checksum[[:space:]]*//p' <<<"${report}")
+[[ -n "${in_sum}" && "${in_sum}" == "${out_sum}" ]] &&
+  pass "checksum of input equals checksum of sorted output (${out_sum})" ||
+  fail "checksum of input equals checksum of sorted output (in '${in_sum}', out '${out_sum}')"
+
+echo "== stop"
+expect_output "stop-all.sh" "stopped namenode" "${A}/sbin/stop-all.sh"
+left=$(jvms_of "${A}")
+check "no Hadoop daemon JVM left after stop-all.sh" test -z "${left}"
+check "no task JVM left after stop-all.sh" test -z "$(containers_of "${A}")"
+out=$("${A}/bin/hdfs" --daemon status namenode 2>&1)
+[[ $? -eq 3 ]] && pass "namenode status after stop is LSB 3" || fail "namenode status after stop is LSB 3" "${out}"
+
+echo "== a daemon that crashes during start-up"
+bad="${work}/conf-bad-datanode"
+cp -r "${A}/etc/hadoop" "${bad}"
+touch "${work}/not-a-directory"
+sed -i "s|</configuration>|  <property><name>dfs.datanode.data.dir</name><value>file://${work}/not-a-directory/dn</value></property>\n</configuration>|" \
+  "${bad}/hdfs-site.xml"
+expect_fail_with "a crashed datanode is named with its log" "datanode exited during start-up" \
+  "${A}/sbin/start-dfs.sh" --config "${bad}"
+check "the failed start stopped what it had started" test -z "$(jvms_of "${A}")"
+expect_output "restart after the failure: start-dfs.sh" "HDFS ready" "${A}/sbin/start-dfs.sh"
+expect_output "data survived the restart" "${rows}00" \
+  bash -c "'${A}/bin/hdfs' dfs -cat '/e2e/out/part-r-*' | wc -c"
+check "stop-dfs.sh" "${A}/sbin/stop-dfs.sh"
+check "no JVM left at the end" test -z "$(jvms_of "${A}")$(jvms_of "${B}")"
+
+trap - EXIT
+stop_everything
+echo
+if [[ ${failed} -gt 0 ]]; then
+  echo "e2e failures:"
+  printf '  %s\n' "${failures[@]}"
+fi
+echo "e2e: ${passed} passed, ${failed} failed"
+[[ ${failed} -eq 0 ]]

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+#
+# Tests of libexec/hpc-functions.sh, function by function, without Java or daemons.
+set -u
+
+here=$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../../hadoop-dist/src/main/libexec/hpc-functions.sh
+. "${here}/../../hadoop-dist/src/main/libexec/hpc-functions.sh"
+
+passed=0
+failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "${tmp}"' EXIT
+
+## assert_eq NAME EXPECTED ACTUAL
+assert_eq() {
+  if [[ "$2" == "$3" ]]; then
+    passed=$((passed + 1))
+    echo "  ok   $1"
+  else
+    failed=$((failed + 1))
+    echo "  FAIL $1: expected '$2', got '$3'"
+  fi
+}
+
+## assert_contains NAME NEEDLE HAYSTACK
+assert_contains() {
+  if [[ "$3" == *"$2"* ]]; then
+    passed=$((passed + 1))
+    echo "  ok   $1"
+  else
+    failed=$((failed + 1))
+    echo "  FAIL $1: '$2' not in:"
+    printf '%s\n' "$3" | sed 's/^/       | /'
+  fi
+}
+
+echo "== hpc_parse_args"
+hpc_parse_args --config /etc/x --daemon start --loglevel DEBUG namenode -format
+assert_eq "--config" /etc/x "${HADOOP_CONF_DIR}"
+assert_eq "--daemon" start "${HPC_DAEMON_MODE}"
+assert_eq "--loglevel" DEBUG "${HPC_LOGLEVEL}"
+assert_eq "rest is the subcommand" "namenode -format" "${HPC_ARGV[*]}"
+hpc_parse_args --workers --hostnames "h1 h2" dfs -ls /
+assert_eq "--workers" true "${HPC_WORKERS}"
+assert_eq "--hostnames" "h1 h2" "${HPC_HOSTNAMES}"
+assert_eq "options after the subcommand are the subcommand's" "dfs -ls /" "${HPC_ARGV[*]}"
+out=$( (hpc_parse_args --daemon restart namenode) 2>&1)
+assert_eq "bad --daemon mode exits 1" 1 "$?"
+assert_contains "bad --daemon mode is named" "--daemon takes start, stop or status, not 'restart'" "${out}"
+unset HADOOP_CONF_DIR
+
+echo "== hpc_upper"
+assert_eq "upper with dashes" "SECONDARY_NAME_NODE" "$(hpc_upper secondary-name-node)"
+
+echo "== hpc_json_number"
+jmx='{
+  "beans" : [ {
+    "name" : "Hadoop:service=NameNode,name=FSNamesystemState",
+    "NumLiveDataNodes" : 3,
+    "NumDeadDataNodes" : 0,
+  } ]
+}'
+assert_eq "number field" 3 "$(hpc_json_number NumLiveDataNodes <<<"${jmx}")"
+assert_eq "absent field is empty" "" "$(hpc_json_number NumActiveNMs <<<"${jmx}")"
+
+echo "== hosts"
+HPC_HOSTNAME=$(hostname)
+hpc_is_local_host localhost
+assert_eq "localhost is local" 0 "$?"
+hpc_is_local_host 127.0.0.1
+assert_eq "127.0.0.1 is local" 0 "$?"
+hpc_is_local_host "${HPC_HOSTNAME}"
+assert_eq "own host name is local" 0 "$?"
+hpc_is_local_host worker7.example.invalid
+assert_eq "another host is remote" 1 "$?"
+printf '# comment\n\nnode1\n  node2  # trailing\n' >"${tmp}/workers"
+assert_eq "workers file: comments and blanks dropped" "node1 node2" \
+  "$(HADOOP_WORKERS="${tmp}/workers" hpc_workers | tr '\n' ' ' | sed 's/ $//')"
+out=$(HADOOP_WORKERS="${tmp}/missing" hpc_workers 2>&1)
+assert_contains "missing workers file explained" "no workers file" "${out}"
+out=$(hpc_on_hosts "localhost 127.0.0.1" echo hi)
+assert_eq "hpc_on_hosts runs locally once per host" "hi hi" "$(tr '\n' ' ' <<<"${out}" | sed 's/ $//')"
+hpc_on_hosts "localhost" false
+assert_eq "hpc_on_hosts fails when a host fails" 1 "$?"
+
+echo "== daemon pid, status and stop"
+HADOOP_PID_DIR="${tmp}/pids"
+HADOOP_LOG_DIR="${tmp}/logs"
+HADOOP_IDENT_STRING=tester
+HADOOP_STOP_TIMEOUT=5
+mkdir -p "${HADOOP_PID_DIR}" "${HADOOP_LOG_DIR}"
+out=$(hpc_daemon_status fakenode)
+assert_eq "never started: LSB 3" 3 "$?"
+echo 999999 >"$(hpc_pid_file fakenode)"
+out=$(hpc_daemon_status fakenode)
+assert_eq "stale pid file: LSB 1" 1 "$?"
+# A stand-in daemon carrying the marker bin/ gives every daemon JVM.
+bash -c 'sleep 60; true' "-Dhadoop.hpc.daemon=fakenode@${HADOOP_PID_DIR}" &
+fake=$!
+echo "${fake}" >"$(hpc_pid_file fakenode)"
+out=$(hpc_daemon_status fakenode)
+assert_eq "running: LSB 0" 0 "$?"
+assert_contains "running: names the pid" "process ${fake}" "${out}"
+echo $$ >"$(hpc_pid_file fakenode)"
+assert_eq "a recycled pid is not our daemon" "" "$(hpc_daemon_pid fakenode)"
+assert_eq "found by marker without a pid file" "${fake}" "$(hpc_daemon_strays fakenode)"
+out=$(hpc_daemon_stop fakenode)
+assert_contains "stop reports" "stopped fakenode" "${out}"
+wait "${fake}" 2>/dev/null
+kill -0 "${fake}" 2>/dev/null
+assert_eq "stopped process is gone" 1 "$?"
+assert_eq "pid file removed" false "$([[ -f "$(hpc_pid_file fakenode)" ]] && echo true || echo false)"
+out=$(hpc_daemon_stop fakenode)
+assert_contains "stopping a stopped daemon is fine" "no fakenode to stop" "${out}"
+
+echo "== hpc_explain_failure"
+HPC_HOSTNAME=testhost
+HADOOP_HOME=/opt/hadoop-hpc
+cat >"$(hpc_log_file namenode)" <<'EOF'
+2026-01-01 INFO NameNode: starting
+2026-01-01 ERROR NameNode: Failed to start namenode.
+java.net.BindException: Problem binding to [127.0.0.1:9000] java.net.BindException: Address already in use
+EOF
+out=$(hpc_explain_failure namenode 2>&1)
+assert_contains "port clash names the port" "port 127.0.0.1:9000 is already in use" "${out}"
+assert_contains "port clash names the daemon" "namenode failed to start" "${out}"
+assert_contains "port clash names the log" "$(hpc_log_file namenode)" "${out}"
+cat >"$(hpc_log_file namenode)" <<'EOF'
+java.io.IOException: NameNode is not formatted.
+EOF
+out=$(hpc_explain_failure namenode 2>&1)
+assert_contains "unformatted NameNode says how to format" "namenode -format" "${out}"
+printf 'line1\nSomething odd happened\n' >"$(hpc_log_file datanode)"
+out=$(hpc_explain_failure datanode 2>&1)
+assert_contains "unknown failure shows the log's tail" "Something odd happened" "${out}"
+out=$(hpc_explain_failure nodemanager 2>&1)
+assert_contains "no log at all is said" "wrote no log" "${out}"
+
+echo
+echo "shell: ${passed} passed, ${failed} failed"
+[[ ${failed} -eq 0 ]]

@@ -1,0 +1,37 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.nativeio;
+
+/**
+ * The native methods of libhpcnative.so, registered by {@code JNI_OnLoad} in
+ * {@code rdma-native/src/main/native/hpcn_jni.c} (names and descriptors must match the table
+ * there). Callers go through {@link HpcNative}, {@link RdmaDevices} and {@link LustreApi}, which
+ * check {@link HpcNative#isAvailable()} first; calling these without the library loaded throws
+ * {@link UnsatisfiedLinkError}. All are slow-path and thread-safe.
+ */
+final class NativeMethods {
+  private NativeMethods() {
+  }
+
+  /** {@code HPCN_ABI_VERSION}. */
+  static native int abiVersion();
+
+  /** The library's version string, e.g. {@code "0.1.0"}. */
+  static native String version();
+
+  /** {@code sizeof(hpcn_port_t)} followed by the offset of each field (see hpcn.h). */
+  static native int[] abiLayout();
+
+  /**
+   * One tab-separated record per device port; the format is documented at hpcn_port_format
+   * (hpcn.h) and parsed by {@link RdmaDevices#fromRecords(String[])}.
+   */
+  static native String[] probeDevices() throws NativeIoException;
+
+  /**
+   * dlopens {@code library} and resolves the llapi_layout_* symbols. Returns
+   * {@code status \t missing,symbols \t dlerror text}, parsed by {@link LustreApi}.
+   */
+  static native String probeLustre(String library) throws NativeIoException;
+}

@@ -1,0 +1,548 @@
+#!/usr/bin/env bash
+# Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+#
+# Shared by bin/ and sbin/: option parsing, environment, classpath, daemon lifecycle and
+# readiness checks. Conventions follow Hadoop 3's shell: --config, --daemon start|stop|status,
+# --workers, HADOOP_CONF_DIR / HADOOP_LOG_DIR / HADOOP_PID_DIR, ${PROGRAM}_${SUBCMD}_OPTS,
+# errors to stderr as "ERROR: ...". Sourced, never run.
+
+# ---------------------------------------------------------------------------------------------
+# messages
+
+hpc_error() {
+  echo "ERROR: $*" >&2
+}
+
+hpc_warn() {
+  echo "WARNING: $*" >&2
+}
+
+hpc_info() {
+  echo "$*"
+}
+
+# ---------------------------------------------------------------------------------------------
+# environment
+
+## Resolves HADOOP_HOME from this file's location unless already set.
+hpc_home() {
+  if [[ -z "${HADOOP_HOME:-}" ]]; then
+    HADOOP_HOME=$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
+  fi
+  export HADOOP_HOME
+}
+
+## Parses the options every command accepts before its subcommand; the rest go to HPC_ARGV.
+## Sets HPC_DAEMON_MODE (start|stop|status or empty), HPC_WORKERS, HPC_HOSTNAMES.
+hpc_parse_args() {
+  HPC_DAEMON_MODE=""
+  HPC_WORKERS=false
+  HPC_HOSTNAMES=""
+  HPC_LOGLEVEL=""
+  HPC_ARGV=()
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --config)
+        [[ $# -ge 2 ]] || { hpc_error "--config needs a directory"; exit 1; }
+        HADOOP_CONF_DIR=$2
+        shift 2
+        ;;
+      --daemon)
+        [[ $# -ge 2 ]] || { hpc_error "--daemon needs start, stop or status"; exit 1; }
+        case "$2" in
+          start|stop|status) HPC_DAEMON_MODE=$2 ;;
+          *) hpc_error "--daemon takes start, stop or status, not '$2'"; exit 1 ;;
+        esac
+        shift 2
+        ;;
+      --workers)
+        HPC_WORKERS=true
+        shift
+        ;;
+      --hostnames)
+        [[ $# -ge 2 ]] || { hpc_error "--hostnames needs a list of hosts"; exit 1; }
+        HPC_HOSTNAMES=$2
+        shift 2
+        ;;
+      --loglevel)
+        [[ $# -ge 2 ]] || { hpc_error "--loglevel needs a level (e.g. DEBUG)"; exit 1; }
+        HPC_LOGLEVEL=$2
+        shift 2
+        ;;
+      *)
+        HPC_ARGV=("$@")
+        break
+        ;;
+    esac
+  done
+}
+
+## Validates the configuration directory and reads hadoop-env.sh from it, then sets defaults.
+hpc_load_env() {
+  HADOOP_CONF_DIR=${HADOOP_CONF_DIR:-${HADOOP_HOME}/etc/hadoop}
+  if [[ ! -d "${HADOOP_CONF_DIR}" ]]; then
+    hpc_error "configuration directory ${HADOOP_CONF_DIR} does not exist (--config or HADOOP_CONF_DIR)"
+    exit 1
+  fi
+  HADOOP_CONF_DIR=$(cd -P -- "${HADOOP_CONF_DIR}" && pwd -P)
+  export HADOOP_CONF_DIR
+  if [[ -f "${HADOOP_CONF_DIR}/hadoop-env.sh" ]]; then
+    # shellcheck source=/dev/null
+    . "${HADOOP_CONF_DIR}/hadoop-env.sh"
+  fi
+  # Per-tarball defaults, so two unpacked tarballs never share pid files or logs.
+  HADOOP_LOG_DIR=${HADOOP_LOG_DIR:-${HADOOP_HOME}/logs}
+  HADOOP_PID_DIR=${HADOOP_PID_DIR:-${HADOOP_HOME}/pids}
+  HADOOP_IDENT_STRING=${HADOOP_IDENT_STRING:-${USER:-$(id -un)}}
+  HADOOP_STOP_TIMEOUT=${HADOOP_STOP_TIMEOUT:-20}
+  HADOOP_HPC_START_TIMEOUT=${HADOOP_HPC_START_TIMEOUT:-180}
+  HADOOP_SSH_OPTS=${HADOOP_SSH_OPTS:--o BatchMode=yes -o StrictHostKeyChecking=no -o ConnectTimeout=10}
+  export HADOOP_LOG_DIR HADOOP_PID_DIR HADOOP_IDENT_STRING HADOOP_STOP_TIMEOUT
+  export HADOOP_HPC_START_TIMEOUT HADOOP_SSH_OPTS
+  HPC_HOSTNAME=$(hostname 2>/dev/null || echo localhost)
+}
+
+## Finds java in JAVA_HOME; explains how to set it when missing. Sets JAVA.
+hpc_find_java() {
+  if [[ -z "${JAVA_HOME:-}" ]]; then
+    local hint="" j
+    j=$(command -v java 2>/dev/null || true)
+    if [[ -n "${j}" ]]; then
+      j=$(readlink -f "${j}")
+      hint=" (java on PATH is ${j}: export JAVA_HOME=${j%/bin/java})"
+    fi
+    hpc_error "JAVA_HOME is not set. Set it in ${HADOOP_CONF_DIR}/hadoop-env.sh or the environment${hint}"
+    exit 1
+  fi
+  JAVA="${JAVA_HOME}/bin/java"
+  if [[ ! -x "${JAVA}" ]]; then
+    hpc_error "JAVA_HOME=${JAVA_HOME} has no bin/java; point JAVA_HOME at a Java 17 (or newer) installation"
+    exit 1
+  fi
+  local release="${JAVA_HOME}/release" version=""
+  if [[ -f "${release}" ]]; then
+    version=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "${release}")
+    if [[ -n "${version}" && "${version}" -lt 17 ]]; then
+      hpc_error "JAVA_HOME=${JAVA_HOME} is Java ${version}; hadoop-hpc needs Java 17 or newer"
+      exit 1
+    fi
+  fi
+  export JAVA_HOME
+}
+
+## The classpath of every JVM we start: conf, our jars, Hadoop's jars, the HDFS web apps.
+hpc_classpath() {
+  local cp="${HADOOP_CONF_DIR}:${HADOOP_HOME}/share/hadoop-hpc/*:${HADOOP_HOME}/share/hadoop/lib/*"
+  cp="${cp}:${HADOOP_HOME}/share/hadoop/hdfs"
+  if [[ -n "${HADOOP_CLASSPATH:-}" ]]; then
+    if [[ "${HADOOP_USER_CLASSPATH_FIRST:-}" == "true" ]]; then
+      cp="${HADOOP_CLASSPATH}:${cp}"
+    else
+      cp="${cp}:${HADOOP_CLASSPATH}"
+    fi
+  fi
+  printf '%s' "${cp}"
+}
+
+## Upper-cases and maps '-' to '_': "namenode" -> "NAMENODE".
+hpc_upper() {
+  local s=${1^^}
+  printf '%s' "${s//-/_}"
+}
+
+## Builds HPC_JAVA_OPTS for PROGRAM SUBCMD; DAEMON=true logs to a file instead of the console.
+hpc_java_opts() {
+  local program=$1 subcmd=$2 daemon=$3
+  local logfile="hadoop-${HADOOP_IDENT_STRING}-${subcmd}-${HPC_HOSTNAME}.log"
+  local root_logger=${HADOOP_ROOT_LOGGER:-INFO,console}
+  if [[ "${daemon}" == "true" ]]; then
+    root_logger=${HADOOP_DAEMON_ROOT_LOGGER:-INFO,RFA}
+  fi
+  if [[ -n "${HPC_LOGLEVEL}" ]]; then
+    root_logger="${HPC_LOGLEVEL},${root_logger#*,}"
+  fi
+  HPC_JAVA_OPTS=(
+    "-Dproc_${subcmd}"
+    "-Dhadoop.hpc.daemon=${subcmd}@${HADOOP_PID_DIR}"
+    "-Dhadoop.home.dir=${HADOOP_HOME}"
+    "-Dhadoop.log.dir=${HADOOP_LOG_DIR}"
+    "-Dyarn.log.dir=${HADOOP_LOG_DIR}"
+    "-Dhadoop.log.file=${logfile}"
+    "-Dyarn.log.file=${logfile}"
+    "-Dhadoop.id.str=${HADOOP_IDENT_STRING}"
+    "-Dhadoop.root.logger=${root_logger}"
+    "-Djava.library.path=${HADOOP_HOME}/lib/native"
+    "-Djava.net.preferIPv4Stack=true"
+  )
+  if [[ -n "${HADOOP_HEAPSIZE_MAX:-}" ]]; then
+    HPC_JAVA_OPTS+=("-Xmx${HADOOP_HEAPSIZE_MAX}")
+  fi
+  # Word splitting is intended: *_OPTS hold several JVM options, as in Apache Hadoop.
+  local var extra
+  var="$(hpc_upper "${program}")_$(hpc_upper "${subcmd}")_OPTS"
+  # shellcheck disable=SC2206
+  extra=(${HADOOP_OPTS:-} ${!var:-})
+  HPC_JAVA_OPTS+=("${extra[@]}")
+}
+
+## Runs CLASS in the foreground (replacing this shell).
+hpc_java_exec() {
+  local program=$1 subcmd=$2 class=$3
+  shift 3
+  hpc_java_opts "${program}" "${subcmd}" false
+  exec "${JAVA}" "${HPC_JAVA_OPTS[@]}" -cp "$(hpc_classpath)" "${class}" "$@"
+}
+
+## Runs a hadoop-hpc tool class and returns its exit code (does not exec).
+hpc_java_run() {
+  local class=$1
+  shift
+  "${JAVA}" "-Dhadoop.root.logger=WARN,console" "-Dhadoop.home.dir=${HADOOP_HOME}" \
+    "-Djava.library.path=${HADOOP_HOME}/lib/native" \
+    -cp "$(hpc_classpath)" "${class}" "$@"
+}
+
+# ---------------------------------------------------------------------------------------------
+# daemons
+
+hpc_pid_file() {
+  printf '%s' "${HADOOP_PID_DIR}/hadoop-${HADOOP_IDENT_STRING}-$1.pid"
+}
+
+hpc_log_file() {
+  printf '%s' "${HADOOP_LOG_DIR}/hadoop-${HADOOP_IDENT_STRING}-$1-${HPC_HOSTNAME}.log"
+}
+
+hpc_out_file() {
+  printf '%s' "${HADOOP_LOG_DIR}/hadoop-${HADOOP_IDENT_STRING}-$1-${HPC_HOSTNAME}.out"
+}
+
+## Prints the pid of SUBCMD's daemon if it is alive, else returns 1.
+hpc_daemon_pid() {
+  local pidfile pid
+  pidfile=$(hpc_pid_file "$1")
+  [[ -f "${pidfile}" ]] || return 1
+  pid=$(<"${pidfile}")
+  [[ "${pid}" =~ ^[0-9]+$ ]] || return 1
+  # The pid must still be our JVM, not a recycled number.
+  if [[ -r "/proc/${pid}/cmdline" ]] &&
+     tr '\0' '\n' <"/proc/${pid}/cmdline" 2>/dev/null |
+       grep -qxF -- "-Dhadoop.hpc.daemon=$1@${HADOOP_PID_DIR}"; then
+    printf '%s' "${pid}"
+    return 0
+  fi
+  return 1
+}
+
+## Every live JVM of SUBCMD that belongs to this pid dir, found by its marker (no pgrep needed).
+hpc_daemon_strays() {
+  local marker="-Dhadoop.hpc.daemon=$1@${HADOOP_PID_DIR}" f pid
+  for f in /proc/[0-9]*/cmdline; do
+    pid=${f#/proc/}
+    pid=${pid%/cmdline}
+    if tr '\0' '\n' <"${f}" 2>/dev/null | grep -qxF -- "${marker}"; then
+      printf '%s\n' "${pid}"
+    fi
+  done
+}
+
+## Why a daemon died, from its log: a port clash, an unformatted NameNode, or the log's tail.
+hpc_explain_failure() {
+  local subcmd=$1 log out addr
+  log=$(hpc_log_file "${subcmd}")
+  out=$(hpc_out_file "${subcmd}")
+  local files=()
+  [[ -f "${log}" ]] && files+=("${log}")
+  [[ -f "${out}" ]] && files+=("${out}")
+  if [[ ${#files[@]} -eq 0 ]]; then
+    hpc_error "${subcmd} exited during start-up and wrote no log under ${HADOOP_LOG_DIR}"
+    return
+  fi
+  if grep -qE 'BindException|Address already in use|Port in use' "${files[@]}"; then
+    addr=$(grep -ohE 'Problem binding to \[[^]]*\]|Port in use: [^ ]*' "${files[@]}" | head -n 1 |
+      sed -e 's/Problem binding to \[\(.*\)\]/\1/' -e 's/Port in use: //')
+    hpc_error "${subcmd} failed to start: port ${addr:-(see log)} is already in use (another cluster running?). Log: ${log}"
+  elif grep -qE 'NameNode is not formatted|storage directory does not exist or is not accessible' "${files[@]}"; then
+    hpc_error "${subcmd} failed to start: the NameNode is not formatted; run '${HADOOP_HOME}/bin/hdfs namenode -format' first. Log: ${log}"
+  elif grep -q 'Incompatible clusterIDs' "${files[@]}"; then
+    hpc_error "${subcmd} failed to start: its storage belongs to another NameNode format (Incompatible clusterIDs); empty dfs.datanode.data.dir or reformat. Log: ${log}"
+  else
+    hpc_error "${subcmd} exited during start-up. Last lines of ${log}:"
+    tail -n 15 "${files[@]}" >&2
+  fi
+}
+
+## --daemon start: port check, launch in the background, pid file, early-death check.
+hpc_daemon_start() {
+  local program=$1 subcmd=$2 class=$3
+  shift 3
+  local pid pidfile out
+  if pid=$(hpc_daemon_pid "${subcmd}"); then
+    hpc_error "${subcmd} is already running as process ${pid}; stop it first (${program} --daemon stop ${subcmd})"
+    return 1
+  fi
+  mkdir -p "${HADOOP_LOG_DIR}" "${HADOOP_PID_DIR}" || {
+    hpc_error "cannot create HADOOP_LOG_DIR=${HADOOP_LOG_DIR} or HADOOP_PID_DIR=${HADOOP_PID_DIR}"
+    return 1
+  }
+  if [[ "${HADOOP_HPC_PORT_CHECK:-true}" == "true" ]]; then
+    # A clash is named (port, key, daemon) before anything starts.
+    hpc_java_run org.hadoophpc.tools.DaemonCheck ports "${subcmd}" || return 1
+  fi
+  pidfile=$(hpc_pid_file "${subcmd}")
+  out=$(hpc_out_file "${subcmd}")
+  hpc_java_opts "${program}" "${subcmd}" true
+  # Keep the previous run's log (nothing is lost) but start a fresh one, so a failure is
+  # explained from this run only.
+  local log
+  log=$(hpc_log_file "${subcmd}")
+  [[ -f "${log}" ]] && mv -f "${log}" "${log}.prev"
+  [[ -f "${out}" ]] && mv -f "${out}" "${out}.prev"
+  nohup "${JAVA}" "${HPC_JAVA_OPTS[@]}" -cp "$(hpc_classpath)" "${class}" "$@" \
+    >"${out}" 2>&1 </dev/null &
+  pid=$!
+  echo "${pid}" >"${pidfile}"
+  # A JVM that cannot even start (bad option, missing class) dies within a second.
+  sleep 1
+  if ! kill -0 "${pid}" 2>/dev/null; then
+    rm -f "${pidfile}"
+    hpc_explain_failure "${subcmd}"
+    return 1
+  fi
+  hpc_info "started ${subcmd} on ${HPC_HOSTNAME} (pid ${pid}), logging to $(hpc_log_file "${subcmd}")"
+}
+
+## --daemon stop: TERM, wait HADOOP_STOP_TIMEOUT seconds, then KILL; strays too.
+hpc_daemon_stop() {
+  local subcmd=$1 pids pid i alive
+  pids=$(hpc_daemon_strays "${subcmd}")
+  if [[ -z "${pids}" ]]; then
+    hpc_info "no ${subcmd} to stop on ${HPC_HOSTNAME}"
+    rm -f "$(hpc_pid_file "${subcmd}")"
+    return 0
+  fi
+  for pid in ${pids}; do
+    kill -TERM "${pid}" 2>/dev/null || true
+  done
+  for ((i = 0; i < HADOOP_STOP_TIMEOUT * 5; i++)); do
+    alive=""
+    for pid in ${pids}; do
+      kill -0 "${pid}" 2>/dev/null && alive="${alive} ${pid}"
+    done
+    [[ -z "${alive}" ]] && break
+    sleep 0.2
+  done
+  for pid in ${alive}; do
+    hpc_warn "${subcmd} (pid ${pid}) did not stop within ${HADOOP_STOP_TIMEOUT}s; killing it"
+    kill -KILL "${pid}" 2>/dev/null || true
+  done
+  rm -f "$(hpc_pid_file "${subcmd}")"
+  hpc_info "stopped ${subcmd} on ${HPC_HOSTNAME}"
+}
+
+## --daemon status, LSB codes: 0 running, 1 dead with a pid file, 3 not running.
+hpc_daemon_status() {
+  local subcmd=$1 pid
+  if pid=$(hpc_daemon_pid "${subcmd}"); then
+    hpc_info "${subcmd} is running as process ${pid}"
+    return 0
+  fi
+  if [[ -f "$(hpc_pid_file "${subcmd}")" ]]; then
+    hpc_info "${subcmd} is not running, but its pid file $(hpc_pid_file "${subcmd}") exists"
+    return 1
+  fi
+  hpc_info "${subcmd} is not running"
+  return 3
+}
+
+## Entry for a daemon subcommand: honours --daemon and --workers, else runs in the foreground.
+hpc_run_daemon() {
+  local program=$1 subcmd=$2 class=$3
+  shift 3
+  case "${HPC_DAEMON_MODE}" in
+    start) hpc_daemon_start "${program}" "${subcmd}" "${class}" "$@" ;;
+    stop) hpc_daemon_stop "${subcmd}" ;;
+    status) hpc_daemon_status "${subcmd}" ;;
+    *) hpc_java_exec "${program}" "${subcmd}" "${class}" "$@" ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------------
+# hosts
+
+## Is HOST this machine? (then no ssh is needed)
+hpc_is_local_host() {
+  case "$1" in
+    localhost|127.*|::1|0.0.0.0|"${HPC_HOSTNAME}"|"$(hostname -f 2>/dev/null)") return 0 ;;
+  esac
+  local ip
+  for ip in $(hostname -I 2>/dev/null); do
+    [[ "$1" == "${ip}" ]] && return 0
+  done
+  return 1
+}
+
+## The hosts of the workers file, comments and blank lines dropped.
+hpc_workers() {
+  local file=${HADOOP_WORKERS:-${HADOOP_CONF_DIR}/workers}
+  if [[ ! -f "${file}" ]]; then
+    hpc_error "no workers file ${file}; list one worker host per line (localhost for one machine)"
+    return 1
+  fi
+  sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "${file}"
+}
+
+## Runs COMMAND... on each of HOSTS (space separated): locally without ssh, else over ssh.
+## Output lines of remote hosts are prefixed with the host name. Fails if any host failed.
+hpc_on_hosts() {
+  local hosts=$1
+  shift
+  local host rc=0 pids=() quoted
+  quoted=$(printf '%q ' "$@")
+  for host in ${hosts}; do
+    if hpc_is_local_host "${host}"; then
+      "$@" &
+    else
+      # shellcheck disable=SC2086  # HADOOP_SSH_OPTS holds several ssh options
+      ssh ${HADOOP_SSH_OPTS} "${host}" -- "${quoted}" 2>&1 | sed "s/^/${host}: /" &
+    fi
+    pids+=($!)
+  done
+  for host in "${pids[@]}"; do
+    wait "${host}" || rc=1
+  done
+  return "${rc}"
+}
+
+# ---------------------------------------------------------------------------------------------
+# configuration and readiness
+
+## Reads KEYs in one JVM into the associative array HPC_CONF.
+hpc_conf_load() {
+  declare -gA HPC_CONF=()
+  local line
+  while IFS= read -r line; do
+    # shellcheck disable=SC2034  # read by the sourcing script
+    HPC_CONF["${line%%=*}"]=${line#*=}
+  done < <(hpc_java_run org.hadoophpc.tools.DaemonCheck get "$@")
+}
+
+## host:port -> host (host part of an address)
+hpc_addr_host() {
+  printf '%s' "${1%:*}"
+}
+
+## HTTP GET http://HOST:PORT/PATH with bash's /dev/tcp; prints the body (no curl needed).
+hpc_http_get() {
+  local host=$1 port=$2 path=$3 resp
+  [[ "${host}" == "0.0.0.0" ]] && host=127.0.0.1
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  resp=$(timeout 5 bash -c '
+    exec 3<>"/dev/tcp/$0/$1" || exit 1
+    printf "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" "$2" "$0" >&3
+    cat <&3' "${host}" "${port}" "${path}" 2>/dev/null) || return 1
+  printf '%s' "${resp#*$'\r\n\r\n'}"
+}
+
+## The number in a JSON field "NAME" : 123 of a JMX answer (first match).
+hpc_json_number() {
+  sed -n "s/.*\"$1\" *: *\([0-9][0-9]*\).*/\1/p" | head -n 1
+}
+
+## Pid of the JVM answering JMX at HOST:PORT (its Runtime name is "pid@host").
+hpc_jmx_pid() {
+  hpc_http_get "$1" "$2" "/jmx?qry=java.lang:type=Runtime" |
+    sed -n 's/.*"Name" *: *"\([0-9][0-9]*\)@.*/\1/p' | head -n 1
+}
+
+## Fails with the daemon's own explanation if a local daemon we started has died.
+hpc_check_alive() {
+  local subcmd
+  for subcmd in "$@"; do
+    if ! hpc_daemon_pid "${subcmd}" >/dev/null; then
+      hpc_explain_failure "${subcmd}"
+      return 1
+    fi
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+# command entry
+
+## Common start of bin/hadoop, bin/hdfs, bin/yarn, bin/mapred: parse, environment, java.
+## With --workers, re-runs the same command on every worker host and exits.
+hpc_main() {
+  local program=$1
+  shift
+  HPC_PROGRAM=${program}
+  hpc_home
+  hpc_parse_args "$@"
+  hpc_load_env
+  if [[ "${HPC_WORKERS}" == "true" || -n "${HPC_HOSTNAMES}" ]]; then
+    local hosts=${HPC_HOSTNAMES} again=()
+    [[ -n "${hosts}" ]] || hosts=$(hpc_workers) || exit 1
+    [[ -n "${HPC_DAEMON_MODE}" ]] && again=(--daemon "${HPC_DAEMON_MODE}")
+    hpc_on_hosts "${hosts}" "${HADOOP_HOME}/bin/${program}" --config "${HADOOP_CONF_DIR}" \
+      "${again[@]}" "${HPC_ARGV[@]}"
+    exit $?
+  fi
+  hpc_find_java
+}
+
+## Subcommands every program has. Returns 1 if SUBCMD is not one of them.
+hpc_common_subcommand() {
+  local subcmd=$1
+  shift
+  case "${subcmd}" in
+    classpath)
+      if [[ "${1:-}" == "--glob" || $# -eq 0 ]]; then
+        hpc_classpath
+        echo
+      else
+        hpc_java_exec "${HPC_PROGRAM}" classpath org.apache.hadoop.util.Classpath "$@"
+      fi
+      exit 0
+      ;;
+    version)
+      cat "${HADOOP_HOME}/libexec/VERSION"
+      hpc_java_exec "${HPC_PROGRAM}" version org.apache.hadoop.util.VersionInfo "$@"
+      ;;
+    envvars)
+      echo "JAVA_HOME='${JAVA_HOME}'"
+      echo "HADOOP_HOME='${HADOOP_HOME}'"
+      echo "HADOOP_CONF_DIR='${HADOOP_CONF_DIR}'"
+      echo "HADOOP_LOG_DIR='${HADOOP_LOG_DIR}'"
+      echo "HADOOP_PID_DIR='${HADOOP_PID_DIR}'"
+      echo "HADOOP_TOOLS_LIB_JARS_DIR='${HADOOP_HOME}/share/hadoop/mapreduce'"
+      echo "HADOOP_HPC_NATIVE_DIR='${HADOOP_HOME}/lib/native'"
+      exit 0
+      ;;
+    checknative)
+      hpc_java_exec "${HPC_PROGRAM}" checknative org.hadoophpc.nativeio.CheckNative "$@"
+      ;;
+    jar)
+      if [[ $# -lt 1 ]]; then
+        hpc_error "usage: ${HPC_PROGRAM} jar <jar> [mainClass] args..."
+        exit 1
+      fi
+      hpc_java_exec "${HPC_PROGRAM}" jar org.apache.hadoop.util.RunJar "$@"
+      ;;
+    *.*)
+      # a fully qualified class name, as Hadoop's scripts allow
+      hpc_java_exec "${HPC_PROGRAM}" "${subcmd##*.}" "${subcmd}" "$@"
+      ;;
+    *)
+      return 1
+      ;;
+  esac
+}
+
+## Usage text and exit code 1 for an unknown subcommand.
+hpc_usage() {
+  local text=$1 subcmd=${2:-}
+  [[ -n "${subcmd}" ]] && hpc_error "unknown subcommand '${subcmd}'"
+  echo "Usage: ${HPC_PROGRAM} [--config confdir] [--loglevel level] [--daemon (start|stop|status)] [--workers] [--hostnames \"h1 h2\"] subcommand [options]" >&2
+  printf '%s\n' "${text}" >&2
+  echo "  classpath | version | envvars | checknative | jar <jar> | CLASSNAME" >&2
+  exit 1
+}

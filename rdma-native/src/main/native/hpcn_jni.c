@@ -1,0 +1,270 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ *
+ * JNI bindings for org.hadoophpc.nativeio.NativeMethods. Every function here is static and
+ * registered in JNI_OnLoad, so JNI_OnLoad/JNI_OnUnload are the library's only exports and a
+ * renamed Java method fails loudly at load time instead of at first call.
+ *
+ * Only slow-path natives live here; they throw NativeIoException(call, errno, strerror).
+ * Strings handed to Java go through hpcn_printable_copy() because NewStringUTF wants
+ * modified UTF-8 and dlerror()/sysfs text is arbitrary bytes.
+ *
+ * Record formats (keep in step with RdmaDevices.java and LustreApi.java):
+ *   probeDevices(): one String per hpcn_port_t, formatted by hpcn_port_format (hpcn.h).
+ *   probeLustre(library): one String, 3 tab-separated fields:
+ *     status ("AVAILABLE" | "NOT_FOUND" | "INCOMPLETE"), comma-separated missing symbols,
+ *     dlerror() text (may be empty; last field, so it may hold anything but a NUL).
+ */
+#include "hpcn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jni.h>
+
+#define NATIVE_METHODS_CLASS "org/hadoophpc/nativeio/NativeMethods"
+#define EXCEPTION_CLASS "org/hadoophpc/nativeio/NativeIoException"
+#define RECORD_MAX 1024
+
+static struct {
+    jclass string_class;
+    jclass exception_class;
+    jmethodID exception_ctor; /* NativeIoException(String call, int errno, String message) */
+} cache;
+
+static void throw_native_io(JNIEnv *env, const char *call, int err)
+{
+    char message[256];
+    jstring jcall;
+    jstring jmessage;
+    jobject exception;
+
+    hpcn_errno_describe(err, sizeof(message), message);
+
+    jcall = (*env)->NewStringUTF(env, call);
+    if (jcall == NULL)
+        return; /* OutOfMemoryError is pending */
+    jmessage = (*env)->NewStringUTF(env, message);
+    if (jmessage == NULL)
+        goto delete_call;
+    exception = (*env)->NewObject(env, cache.exception_class, cache.exception_ctor, jcall,
+                                  (jint)err, jmessage);
+    if (exception == NULL)
+        goto delete_message;
+    (*env)->Throw(env, (jthrowable)exception);
+    (*env)->DeleteLocalRef(env, exception);
+
+delete_message:
+    (*env)->DeleteLocalRef(env, jmessage);
+delete_call:
+    (*env)->DeleteLocalRef(env, jcall);
+}
+
+static jint JNICALL native_abi_version(JNIEnv *env, jclass cls)
+{
+    (void)env;
+    (void)cls;
+    return hpcn_abi_version();
+}
+
+static jstring JNICALL native_version(JNIEnv *env, jclass cls)
+{
+    (void)cls;
+    return (*env)->NewStringUTF(env, hpcn_version());
+}
+
+static jintArray JNICALL native_abi_layout(JNIEnv *env, jclass cls)
+{
+    int32_t layout[HPCN_ABI_LAYOUT_LEN];
+    jint values[HPCN_ABI_LAYOUT_LEN];
+    jintArray array;
+    size_t count;
+    size_t i;
+    int rc;
+
+    (void)cls;
+    rc = hpcn_abi_layout(HPCN_ABI_LAYOUT_LEN, layout, &count);
+    if (rc < 0) {
+        throw_native_io(env, "hpcn_abi_layout", -rc);
+        return NULL;
+    }
+    for (i = 0; i < count; i++)
+        values[i] = layout[i];
+
+    array = (*env)->NewIntArray(env, (jsize)count);
+    if (array == NULL)
+        return NULL;
+    (*env)->SetIntArrayRegion(env, array, 0, (jsize)count, values);
+    return array;
+}
+
+static jobjectArray JNICALL native_probe_devices(JNIEnv *env, jclass cls)
+{
+    hpcn_port_t *ports;
+    jobjectArray records;
+    size_t count;
+    size_t i;
+    int rc;
+
+    (void)cls;
+    rc = hpcn_device_probe(&ports, &count);
+    if (rc < 0) {
+        throw_native_io(env, "ibv_get_device_list", -rc);
+        return NULL;
+    }
+
+    records = (*env)->NewObjectArray(env, (jsize)count, cache.string_class, NULL);
+    if (records == NULL)
+        goto free_ports;
+    for (i = 0; i < count; i++) {
+        char record[HPCN_PORT_RECORD_MAX];
+        jstring text;
+
+        rc = hpcn_port_format(&ports[i], sizeof(record), record);
+        if (rc < 0) {
+            throw_native_io(env, "hpcn_port_format", -rc);
+            goto delete_records;
+        }
+        text = (*env)->NewStringUTF(env, record);
+        if (text == NULL)
+            goto delete_records;
+        (*env)->SetObjectArrayElement(env, records, (jsize)i, text);
+        (*env)->DeleteLocalRef(env, text);
+    }
+    hpcn_device_probe_free(ports);
+    return records;
+
+delete_records:
+    (*env)->DeleteLocalRef(env, records);
+free_ports:
+    hpcn_device_probe_free(ports);
+    return NULL;
+}
+
+static const char *lustre_status_name(hpcn_lustre_status_t status)
+{
+    switch (status) {
+    case HPCN_LUSTRE_AVAILABLE:  return "AVAILABLE";
+    case HPCN_LUSTRE_NOT_FOUND:  return "NOT_FOUND";
+    case HPCN_LUSTRE_INCOMPLETE: return "INCOMPLETE";
+    }
+    return "NOT_FOUND";
+}
+
+static jstring JNICALL native_probe_lustre(JNIEnv *env, jclass cls, jstring library)
+{
+    hpcn_lustre_probe_t probe;
+    char missing[RECORD_MAX] = "";
+    char detail[HPCN_LUSTRE_DETAIL_MAX];
+    char record[RECORD_MAX + HPCN_LUSTRE_DETAIL_MAX + 16];
+    const char *path;
+    size_t used = 0;
+    unsigned i;
+    int rc;
+
+    (void)cls;
+    if (library == NULL) {
+        throw_native_io(env, "hpcn_lustre_probe", EINVAL);
+        return NULL;
+    }
+    path = (*env)->GetStringUTFChars(env, library, NULL);
+    if (path == NULL)
+        return NULL;
+    rc = hpcn_lustre_probe(path, &probe);
+    (*env)->ReleaseStringUTFChars(env, library, path);
+    if (rc < 0) {
+        throw_native_io(env, "hpcn_lustre_probe", -rc);
+        return NULL;
+    }
+
+    for (i = 0; i < HPCN_LUSTRE_SYMBOL_COUNT; i++) {
+        if ((probe.missing & (1u << i)) == 0)
+            continue;
+        used += (size_t)snprintf(missing + used, sizeof(missing) - used, "%s%s",
+                                 used == 0 ? "" : ",", hpcn_lustre_symbol_name(i));
+    }
+    hpcn_printable_copy(probe.detail, sizeof(detail), detail);
+    snprintf(record, sizeof(record), "%s\t%s\t%s", lustre_status_name(probe.status), missing,
+             detail);
+    return (*env)->NewStringUTF(env, record);
+}
+
+static const JNINativeMethod native_methods[] = {
+    { "abiVersion", "()I", (void *)native_abi_version },
+    { "version", "()Ljava/lang/String;", (void *)native_version },
+    { "abiLayout", "()[I", (void *)native_abi_layout },
+    { "probeDevices", "()[Ljava/lang/String;", (void *)native_probe_devices },
+    { "probeLustre", "(Ljava/lang/String;)Ljava/lang/String;", (void *)native_probe_lustre },
+};
+
+static jclass global_class(JNIEnv *env, const char *name)
+{
+    jclass local = (*env)->FindClass(env, name);
+    jclass global;
+
+    if (local == NULL)
+        return NULL; /* NoClassDefFoundError is pending and reaches System.load's caller */
+    global = (*env)->NewGlobalRef(env, local);
+    (*env)->DeleteLocalRef(env, local);
+    return global;
+}
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
+{
+    JNIEnv *env;
+    jclass natives;
+    jint rc;
+
+    (void)reserved;
+    if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
+        return JNI_ERR;
+
+    cache.string_class = global_class(env, "java/lang/String");
+    if (cache.string_class == NULL)
+        return JNI_ERR;
+    cache.exception_class = global_class(env, EXCEPTION_CLASS);
+    if (cache.exception_class == NULL)
+        goto delete_string_class;
+    cache.exception_ctor = (*env)->GetMethodID(env, cache.exception_class, "<init>",
+                                               "(Ljava/lang/String;ILjava/lang/String;)V");
+    if (cache.exception_ctor == NULL)
+        goto delete_exception_class;
+
+    natives = (*env)->FindClass(env, NATIVE_METHODS_CLASS);
+    if (natives == NULL)
+        goto delete_exception_class;
+    rc = (*env)->RegisterNatives(env, natives, native_methods,
+                                 (jint)(sizeof(native_methods) / sizeof(native_methods[0])));
+    (*env)->DeleteLocalRef(env, natives);
+    if (rc != JNI_OK)
+        goto delete_exception_class;
+
+    return JNI_VERSION_1_8;
+
+delete_exception_class:
+    (*env)->DeleteGlobalRef(env, cache.exception_class);
+    cache.exception_class = NULL;
+    cache.exception_ctor = NULL;
+delete_string_class:
+    (*env)->DeleteGlobalRef(env, cache.string_class);
+    cache.string_class = NULL;
+    return JNI_ERR;
+}
+
+JNIEXPORT void JNICALL JNI_OnUnload(JavaVM *vm, void *reserved)
+{
+    JNIEnv *env;
+
+    (void)reserved;
+    hpcn_lustre_unload();
+    if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
+        return;
+    if (cache.exception_class != NULL)
+        (*env)->DeleteGlobalRef(env, cache.exception_class);
+    if (cache.string_class != NULL)
+        (*env)->DeleteGlobalRef(env, cache.string_class);
+    cache.exception_class = NULL;
+    cache.exception_ctor = NULL;
+    cache.string_class = NULL;
+}

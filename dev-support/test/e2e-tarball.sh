@@ -69,7 +69,7 @@ expect_output() {
 jvms_of() {
   local marker="@$1/pids" f
   for f in /proc/[0-9]*/cmdline; do
-    if tr '\0' '\n' <"${f}" 2>/dev/null | grep -q -- "^-Dhadoop.hpc.daemon=.*${marker}\$"; then
+    if tr '\0' '\n' 2>/dev/null <"${f}" | grep -q -- "^-Dhadoop.hpc.daemon=.*${marker}\$"; then
       echo "${f#/proc/}" | cut -d/ -f1
     fi
   done
@@ -79,7 +79,7 @@ jvms_of() {
 containers_of() {
   local f
   for f in /proc/[0-9]*/cmdline; do
-    if tr '\0' ' ' <"${f}" 2>/dev/null | grep -q -- "$1/data/nm-local-dir.*\(MRAppMaster\|YarnChild\)"; then
+    if tr '\0' ' ' 2>/dev/null <"${f}" | grep -q -- "$1/data/nm-local-dir.*\(MRAppMaster\|YarnChild\)"; then
       echo "${f#/proc/}" | cut -d/ -f1
     fi
   done

@@ -163,7 +163,6 @@ hpc_java_opts() {
   fi
   HPC_JAVA_OPTS=(
     "-Dproc_${subcmd}"
-    "-Dhadoop.hpc.daemon=${subcmd}@${HADOOP_PID_DIR}"
     "-Dhadoop.home.dir=${HADOOP_HOME}"
     "-Dhadoop.log.dir=${HADOOP_LOG_DIR}"
     "-Dyarn.log.dir=${HADOOP_LOG_DIR}"
@@ -174,6 +173,10 @@ hpc_java_opts() {
     "-Djava.library.path=${HADOOP_HOME}/lib/native"
     "-Djava.net.preferIPv4Stack=true"
   )
+  if [[ "${daemon}" == "true" ]]; then
+    # How status and stop find this daemon's JVM (and only it) in /proc.
+    HPC_JAVA_OPTS+=("-Dhadoop.hpc.daemon=${subcmd}@${HADOOP_PID_DIR}")
+  fi
   if [[ -n "${HADOOP_HEAPSIZE_MAX:-}" ]]; then
     HPC_JAVA_OPTS+=("-Xmx${HADOOP_HEAPSIZE_MAX}")
   fi
@@ -226,7 +229,7 @@ hpc_daemon_pid() {
   [[ "${pid}" =~ ^[0-9]+$ ]] || return 1
   # The pid must still be our JVM, not a recycled number.
   if [[ -r "/proc/${pid}/cmdline" ]] &&
-     tr '\0' '\n' <"/proc/${pid}/cmdline" 2>/dev/null |
+     tr '\0' '\n' 2>/dev/null <"/proc/${pid}/cmdline" |
        grep -qxF -- "-Dhadoop.hpc.daemon=$1@${HADOOP_PID_DIR}"; then
     printf '%s' "${pid}"
     return 0
@@ -240,7 +243,7 @@ hpc_daemon_strays() {
   for f in /proc/[0-9]*/cmdline; do
     pid=${f#/proc/}
     pid=${pid%/cmdline}
-    if tr '\0' '\n' <"${f}" 2>/dev/null | grep -qxF -- "${marker}"; then
+    if tr '\0' '\n' 2>/dev/null <"${f}" | grep -qxF -- "${marker}"; then
       printf '%s\n' "${pid}"
     fi
   done
@@ -545,4 +548,42 @@ hpc_usage() {
   printf '%s\n' "${text}" >&2
   echo "  classpath | version | envvars | checknative | jar <jar> | CLASSNAME" >&2
   exit 1
+}
+
+## Common start of sbin scripts: HADOOP_HOME, options, environment, java.
+hpc_script_init() {
+  hpc_home
+  hpc_parse_args "$@"
+  hpc_load_env
+  hpc_find_java
+}
+
+## hpc_wait_ready WHAT PROBE DAEMON...: runs the function PROBE every second until it returns 0,
+## printing progress every 10 s. PROBE describes the state in HPC_STATE. Fails (HPC_WAIT_ERROR
+## says why) when a local DAEMON dies, explained from its log, or after HADOOP_HPC_START_TIMEOUT.
+# shellcheck disable=SC2034  # HPC_WAIT_ERROR and HPC_STATE are read by the caller
+hpc_wait_ready() {
+  local what=$1 probe=$2
+  shift 2
+  local begin=${SECONDS} next=$((SECONDS + 10))
+  while true; do
+    if ! hpc_check_alive "$@"; then
+      HPC_WAIT_ERROR="${what} not started"
+      return 1
+    fi
+    HPC_STATE=""
+    if "${probe}"; then
+      echo "${what} ready in $((SECONDS - begin))s: ${HPC_STATE}"
+      return 0
+    fi
+    if ((SECONDS - begin >= HADOOP_HPC_START_TIMEOUT)); then
+      HPC_WAIT_ERROR="${what} not ready after ${HADOOP_HPC_START_TIMEOUT}s (${HPC_STATE})"
+      return 1
+    fi
+    if ((SECONDS >= next)); then
+      echo "  ... $((SECONDS - begin))s: ${HPC_STATE}"
+      next=$((SECONDS + 10))
+    fi
+    sleep 1
+  done
 }

@@ -9,10 +9,7 @@ set -u
 # shellcheck source=../libexec/hpc-functions.sh
 . "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)/libexec/hpc-functions.sh"
 
-hpc_home
-hpc_parse_args "$@"
-hpc_load_env
-hpc_find_java
+hpc_script_init "$@"
 hpc_conf_load fs.defaultFS dfs.namenode.rpc-address dfs.namenode.http-address \
   dfs.namenode.secondary.http-address dfs.namenode.name.dir
 
@@ -84,36 +81,26 @@ if [[ "${HADOOP_HPC_START_SECONDARY:-true}" == "true" && -n "${snn_host}" ]]; th
   hpc_is_local_host "${snn_host}" && local_daemons+=(secondarynamenode)
 fi
 
-echo "Waiting for HDFS: namenode out of safe mode and ${expected} datanode(s) live (timeout ${HADOOP_HPC_START_TIMEOUT}s)"
-begin=${SECONDS}
-next_report=$((begin + 10))
-while true; do
-  hpc_check_alive "${local_daemons[@]}" || fail "HDFS not started"
-  state="namenode web UI http://${nn_http_host}:${nn_http_port} not answering yet"
+## Ready when the NameNode we started answers, is out of safe mode and sees every DataNode.
+hdfs_ready() {
+  local info live safemode ours=true
+  HPC_STATE="namenode web UI http://${nn_http_host}:${nn_http_port} not answering yet"
   info=$(hpc_http_get "${nn_http_host}" "${nn_http_port}" \
-    "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo") || info=""
-  if [[ -n "${info}" ]]; then
-    ours=true
-    if hpc_is_local_host "${nn_host}"; then
-      # the answer must come from the NameNode we started, not another cluster's
-      [[ "$(hpc_jmx_pid "${nn_http_host}" "${nn_http_port}")" == "$(hpc_daemon_pid namenode)" ]] || ours=false
-    fi
-    live=$(hpc_http_get "${nn_http_host}" "${nn_http_port}" \
-      "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState" | hpc_json_number NumLiveDataNodes)
-    live=${live:-0}
-    if grep -q '"Safemode" *: *""' <<<"${info}"; then safemode=off; else safemode=on; fi
-    state="safe mode ${safemode}, ${live}/${expected} datanodes live"
-    if [[ "${ours}" == "true" && "${safemode}" == "off" && "${live}" -ge "${expected}" ]]; then
-      echo "HDFS ready in $((SECONDS - begin))s: namenode hdfs://${nn_rpc} (web http://${nn_http_host}:${nn_http_port}), ${state}"
-      exit 0
-    fi
+    "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo") || return 1
+  [[ -n "${info}" ]] || return 1
+  if hpc_is_local_host "${nn_host}"; then
+    # the answer must come from the NameNode we started, not another cluster's
+    [[ "$(hpc_jmx_pid "${nn_http_host}" "${nn_http_port}")" == "$(hpc_daemon_pid namenode)" ]] || ours=false
   fi
-  if ((SECONDS - begin >= HADOOP_HPC_START_TIMEOUT)); then
-    fail "HDFS not ready after ${HADOOP_HPC_START_TIMEOUT}s (${state}); see the namenode and datanode logs in ${HADOOP_LOG_DIR} on each host"
-  fi
-  if ((SECONDS >= next_report)); then
-    echo "  ... $((SECONDS - begin))s: ${state}"
-    next_report=$((SECONDS + 10))
-  fi
-  sleep 1
-done
+  live=$(hpc_http_get "${nn_http_host}" "${nn_http_port}" \
+    "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState" | hpc_json_number NumLiveDataNodes)
+  live=${live:-0}
+  if grep -q '"Safemode" *: *""' <<<"${info}"; then safemode=off; else safemode=on; fi
+  HPC_STATE="safe mode ${safemode}, ${live}/${expected} datanodes live"
+  [[ "${ours}" == "true" && "${safemode}" == "off" && "${live}" -ge "${expected}" ]] || return 1
+  HPC_STATE="namenode hdfs://${nn_rpc} (web http://${nn_http_host}:${nn_http_port}), ${HPC_STATE}"
+}
+
+echo "Waiting for HDFS: namenode out of safe mode and ${expected} datanode(s) live (timeout ${HADOOP_HPC_START_TIMEOUT}s)"
+hpc_wait_ready HDFS hdfs_ready "${local_daemons[@]}" ||
+  fail "${HPC_WAIT_ERROR}; see the namenode and datanode logs in ${HADOOP_LOG_DIR} on each host"

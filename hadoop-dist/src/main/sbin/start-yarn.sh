@@ -10,10 +10,7 @@ set -u
 # shellcheck source=../libexec/hpc-functions.sh
 . "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)/libexec/hpc-functions.sh"
 
-hpc_home
-hpc_parse_args "$@"
-hpc_load_env
-hpc_find_java
+hpc_script_init "$@"
 hpc_conf_load yarn.resourcemanager.address yarn.resourcemanager.webapp.address \
   mapreduce.jobhistory.address mapreduce.jobhistory.webapp.address
 
@@ -69,43 +66,34 @@ if [[ "${start_jhs}" == "true" ]]; then
   hpc_is_local_host "${jhs_host}" && local_daemons+=(historyserver)
 fi
 
-echo "Waiting for YARN: ${expected} nodemanager(s) registered (timeout ${HADOOP_HPC_START_TIMEOUT}s)"
-begin=${SECONDS}
-next_report=$((begin + 10))
-while true; do
-  hpc_check_alive "${local_daemons[@]}" || fail "YARN not started"
-  state="resourcemanager web UI http://${rm_web_host}:${rm_web_port} not answering yet"
+## Ready when the ResourceManager we started sees every NodeManager and the history server
+## (if started) answers.
+yarn_ready() {
+  local metrics active jhs_pid ours=true
+  HPC_STATE="resourcemanager web UI http://${rm_web_host}:${rm_web_port} not answering yet"
   metrics=$(hpc_http_get "${rm_web_host}" "${rm_web_port}" \
-    "/jmx?qry=Hadoop:service=ResourceManager,name=ClusterMetrics") || metrics=""
-  if [[ -n "${metrics}" ]]; then
-    ours=true
-    if hpc_is_local_host "${rm_host}"; then
-      [[ "$(hpc_jmx_pid "${rm_web_host}" "${rm_web_port}")" == "$(hpc_daemon_pid resourcemanager)" ]] || ours=false
+    "/jmx?qry=Hadoop:service=ResourceManager,name=ClusterMetrics") || return 1
+  [[ -n "${metrics}" ]] || return 1
+  if hpc_is_local_host "${rm_host}"; then
+    [[ "$(hpc_jmx_pid "${rm_web_host}" "${rm_web_port}")" == "$(hpc_daemon_pid resourcemanager)" ]] || ours=false
+  fi
+  active=$(hpc_json_number NumActiveNMs <<<"${metrics}")
+  active=${active:-0}
+  HPC_STATE="${active}/${expected} nodemanagers registered"
+  if [[ "${start_jhs}" == "true" ]]; then
+    jhs_pid=$(hpc_jmx_pid "${jhs_web_host}" "${jhs_web_port}")
+    if [[ -z "${jhs_pid}" ]]; then
+      HPC_STATE="${HPC_STATE}, historyserver not answering yet"
+      return 1
     fi
-    active=$(hpc_json_number NumActiveNMs <<<"${metrics}")
-    active=${active:-0}
-    state="${active}/${expected} nodemanagers registered"
-    jhs_ok=true
-    if [[ "${start_jhs}" == "true" ]]; then
-      jhs_pid=$(hpc_jmx_pid "${jhs_web_host}" "${jhs_web_port}")
-      if [[ -z "${jhs_pid}" ]]; then
-        jhs_ok=false
-        state="${state}, historyserver not answering yet"
-      elif hpc_is_local_host "${jhs_host}" && [[ "${jhs_pid}" != "$(hpc_daemon_pid historyserver)" ]]; then
-        jhs_ok=false
-      fi
-    fi
-    if [[ "${ours}" == "true" && "${jhs_ok}" == "true" && "${active}" -ge "${expected}" ]]; then
-      echo "YARN ready in $((SECONDS - begin))s: resourcemanager ${HPC_CONF[yarn.resourcemanager.address]} (web http://${rm_web_host}:${rm_web_port}), ${state}"
-      exit 0
+    if hpc_is_local_host "${jhs_host}" && [[ "${jhs_pid}" != "$(hpc_daemon_pid historyserver)" ]]; then
+      return 1
     fi
   fi
-  if ((SECONDS - begin >= HADOOP_HPC_START_TIMEOUT)); then
-    fail "YARN not ready after ${HADOOP_HPC_START_TIMEOUT}s (${state}); see the resourcemanager and nodemanager logs in ${HADOOP_LOG_DIR} on each host"
-  fi
-  if ((SECONDS >= next_report)); then
-    echo "  ... $((SECONDS - begin))s: ${state}"
-    next_report=$((SECONDS + 10))
-  fi
-  sleep 1
-done
+  [[ "${ours}" == "true" && "${active}" -ge "${expected}" ]] || return 1
+  HPC_STATE="resourcemanager ${HPC_CONF[yarn.resourcemanager.address]} (web http://${rm_web_host}:${rm_web_port}), ${HPC_STATE}"
+}
+
+echo "Waiting for YARN: ${expected} nodemanager(s) registered (timeout ${HADOOP_HPC_START_TIMEOUT}s)"
+hpc_wait_ready YARN yarn_ready "${local_daemons[@]}" ||
+  fail "${HPC_WAIT_ERROR}; see the resourcemanager and nodemanager logs in ${HADOOP_LOG_DIR} on each host"

@@ -7,10 +7,7 @@ set -u
 # shellcheck source=../libexec/hpc-functions.sh
 . "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)/libexec/hpc-functions.sh"
 
-hpc_home
-hpc_parse_args "$@"
-hpc_load_env
-hpc_find_java
+hpc_script_init "$@"
 hpc_conf_load fs.defaultFS dfs.namenode.rpc-address dfs.namenode.secondary.http-address
 nn_rpc=${HPC_CONF[dfs.namenode.rpc-address]}
 if [[ -z "${nn_rpc}" ]]; then

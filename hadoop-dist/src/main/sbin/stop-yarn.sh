@@ -7,10 +7,7 @@ set -u
 # shellcheck source=../libexec/hpc-functions.sh
 . "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)/libexec/hpc-functions.sh"
 
-hpc_home
-hpc_parse_args "$@"
-hpc_load_env
-hpc_find_java
+hpc_script_init "$@"
 hpc_conf_load yarn.resourcemanager.address mapreduce.jobhistory.address
 rm_host=$(hpc_addr_host "${HPC_CONF[yarn.resourcemanager.address]}")
 jhs_host=$(hpc_addr_host "${HPC_CONF[mapreduce.jobhistory.address]}")

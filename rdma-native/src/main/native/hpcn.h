@@ -23,7 +23,7 @@ extern "C" {
  * Bumped whenever a record shared with Java (see hpcn_abi_layout) or a native method signature
  * changes. Java refuses to use a library whose ABI version differs from its own constant.
  */
-#define HPCN_ABI_VERSION 1
+#define HPCN_ABI_VERSION 2
 
 #ifndef HPCN_VERSION
 #define HPCN_VERSION "0.1.0"
@@ -85,11 +85,15 @@ typedef struct hpcn_port {
     char fw_ver[HPCN_FW_VER_MAX];
 } hpcn_port_t;
 
-/* Number of int32 values hpcn_abi_layout writes: sizeof(hpcn_port_t) then each offsetof. */
-#define HPCN_ABI_LAYOUT_LEN 13
+/*
+ * Number of int32 values hpcn_abi_layout writes: sizeof(hpcn_port_t) then each offsetof (13),
+ * sizeof(hpcn_wc_t) then each offsetof (9), sizeof(hpcn_cm_event_t) then each offsetof (9).
+ */
+#define HPCN_ABI_LAYOUT_LEN 31
 
 /*
- * Writes sizeof(hpcn_port_t) followed by the offset of each field in declaration order.
+ * Writes, for hpcn_port_t, hpcn_wc_t and hpcn_cm_event_t in turn, the record's size followed
+ * by the offset of each field in declaration order (reserved fields excluded).
  * Returns -EINVAL for NULL pointers, -ENOSPC when capacity < HPCN_ABI_LAYOUT_LEN.
  */
 int hpcn_abi_layout(size_t capacity, int32_t *layout, size_t *count_out);
@@ -106,6 +110,214 @@ void hpcn_device_probe_free(hpcn_port_t *ports);
 const char *hpcn_port_state_name(hpcn_port_state_t state);
 const char *hpcn_link_layer_name(hpcn_link_layer_t link_layer);
 const char *hpcn_call_name(hpcn_call_t call);
+
+/* ---- verbs transport (hpcn_verbs.c) ------------------------------------------------------ */
+
+/*
+ * One hpcn_verbs_t per Java transport: the rdma_cm event channel, the device context chosen by
+ * name (librdmacm's own context, so rdma_cm ids and our PD agree), a protection domain, one
+ * completion channel + CQ shared by every QP of the transport, and an eventfd other threads
+ * write to wake the event loop. Only the wake call is thread-safe; every other call on a
+ * context and its ids comes from one thread (the transport's event loop) or from tests.
+ * Memory registration (hpcn_verbs_mr_*) is thread-safe, as ibv_reg_mr is.
+ *
+ * Handles: rdma_cm ids and memory regions travel as uint64_t (their pointers). 0 is never a
+ * valid handle.
+ */
+typedef struct hpcn_verbs hpcn_verbs_t;
+
+/* Completion status, translated from enum ibv_wc_status. */
+typedef enum hpcn_wc_status {
+    HPCN_WC_SUCCESS = 0,
+    HPCN_WC_FLUSHED = 1, /* IBV_WC_WR_FLUSH_ERR: the QP went to error (teardown), not a failure */
+    HPCN_WC_ERROR = 2    /* anything else; vendor_status has the ibv_wc_status for the text */
+} hpcn_wc_status_t;
+
+/* Completion opcodes, translated from enum ibv_wc_opcode. */
+typedef enum hpcn_wc_opcode {
+    HPCN_WC_OP_UNKNOWN = 0,
+    HPCN_WC_OP_SEND = 1,
+    HPCN_WC_OP_RECV = 2,
+    HPCN_WC_OP_RDMA_WRITE = 3,
+    HPCN_WC_OP_RDMA_READ = 4
+} hpcn_wc_opcode_t;
+
+#define HPCN_WC_FLAG_IMM 1u /* imm holds immediate data (host byte order) */
+
+/* One completion as Java reads it from the pre-allocated direct buffer (ABI: hpcn_abi_layout). */
+typedef struct hpcn_wc {
+    uint64_t wr_id;
+    uint32_t status;        /* hpcn_wc_status_t */
+    uint32_t opcode;        /* hpcn_wc_opcode_t; for flushed/failed completions the opcode of
+                               the completion is undefined: use wr_id */
+    uint32_t byte_len;      /* bytes received (RECV) */
+    uint32_t qp_num;
+    uint32_t imm;
+    uint32_t flags;         /* HPCN_WC_FLAG_* */
+    uint32_t vendor_status; /* the raw ibv_wc_status, only for hpcn_verbs_wc_status_text */
+    uint32_t reserved;      /* always 0 */
+} hpcn_wc_t;
+
+/* rdma_cm events, translated from enum rdma_cm_event_type. */
+typedef enum hpcn_cm_event_type {
+    HPCN_CM_OTHER = 0, /* multicast, address change, timewait exit: nothing for a transport */
+    HPCN_CM_ADDR_RESOLVED,
+    HPCN_CM_ADDR_ERROR,
+    HPCN_CM_ROUTE_RESOLVED,
+    HPCN_CM_ROUTE_ERROR,
+    HPCN_CM_CONNECT_REQUEST,
+    HPCN_CM_CONNECT_ERROR,
+    HPCN_CM_UNREACHABLE,
+    HPCN_CM_REJECTED,
+    HPCN_CM_ESTABLISHED,
+    HPCN_CM_DISCONNECTED,
+    HPCN_CM_DEVICE_REMOVAL
+} hpcn_cm_event_type_t;
+
+#define HPCN_CM_PRIVATE_DATA_MAX 64
+
+/* One rdma_cm event (ABI: hpcn_abi_layout). The event itself is acked before this returns. */
+typedef struct hpcn_cm_event {
+    uint64_t id;                  /* the rdma_cm id; for CONNECT_REQUEST a new id to accept */
+    uint64_t listen_id;           /* CONNECT_REQUEST: the listening id; otherwise 0 */
+    uint32_t type;                /* hpcn_cm_event_type_t */
+    int32_t status;               /* rdma_cm_event.status as is (0, -errno or reject reason) */
+    uint32_t private_data_len;    /* bytes valid in private_data */
+    uint16_t responder_resources; /* CONNECT_REQUEST/ESTABLISHED: the peer's RDMA READ depths */
+    uint16_t initiator_depth;
+    uint8_t private_data[HPCN_CM_PRIVATE_DATA_MAX];
+} hpcn_cm_event_t;
+
+/* hpcn_verbs_wait result bits. */
+#define HPCN_WAIT_CQ   1 /* the CQ may have completions: poll it */
+#define HPCN_WAIT_CM   2 /* the event channel may have events: poll it */
+#define HPCN_WAIT_WAKE 4 /* hpcn_verbs_wake was called */
+
+/* A registered memory region as Java needs it. */
+typedef struct hpcn_mr_info {
+    uint64_t handle;
+    uint64_t addr;
+    uint32_t lkey;
+    uint32_t rkey;
+} hpcn_mr_info_t;
+
+/* One scatter/gather element of a post call. */
+typedef struct hpcn_sge {
+    uint64_t addr;
+    uint32_t length;
+    uint32_t lkey;
+} hpcn_sge_t;
+
+#define HPCN_MAX_SGE 2
+
+/*
+ * Opens a transport context on the RDMA device called device (calls ibv_fork_init once per
+ * process first). cq_entries is the initial CQ size (1 .. device limit). On failure returns
+ * -errno and names the failing call in *failed_call (a static string); -ENODEV when no device
+ * has that name.
+ */
+int hpcn_verbs_open(const char *device, int cq_entries, hpcn_verbs_t **ctx_out,
+                    const char **failed_call);
+
+/*
+ * Releases the CQ, completion channel, PD, eventfd and event channel, in reverse order of
+ * creation. -EBUSY (nothing released) while rdma_cm ids or memory regions are still alive.
+ */
+int hpcn_verbs_close(hpcn_verbs_t *ctx);
+
+/* Live rdma_cm ids and memory regions of ctx (for tests and leak checks). */
+int hpcn_verbs_live_ids(const hpcn_verbs_t *ctx);
+int hpcn_verbs_live_mrs(const hpcn_verbs_t *ctx);
+
+/* Current CQ size; grows it to at least entries (ibv_resize_cq). */
+int hpcn_verbs_cq_size(const hpcn_verbs_t *ctx);
+int hpcn_verbs_cq_resize(hpcn_verbs_t *ctx, int entries);
+
+/* Thread-safe: makes a concurrent or the next hpcn_verbs_wait return HPCN_WAIT_WAKE. */
+int hpcn_verbs_wake(hpcn_verbs_t *ctx);
+
+/*
+ * The event loop's only blocking call. If the CQ is not armed, arms it (ibv_req_notify_cq) and
+ * returns HPCN_WAIT_CQ at once, because completions that arrived before arming raise no event:
+ * the caller must drain the CQ once more. Otherwise poll()s the completion channel, the event
+ * channel and the wakeup eventfd for up to timeout_ms (-1: no limit); a CQ event is consumed
+ * (ibv_get_cq_event), acked in batches, and leaves the CQ unarmed. Returns the HPCN_WAIT_* bits
+ * (0 on timeout or EINTR) or -errno.
+ */
+int hpcn_verbs_wait(hpcn_verbs_t *ctx, int timeout_ms);
+
+/* Drains up to capacity completions into out; returns how many, or -errno. */
+int hpcn_verbs_poll_cq(hpcn_verbs_t *ctx, hpcn_wc_t *out, int capacity);
+
+/* Reads up to capacity pending rdma_cm events into out without blocking; count or -errno. */
+int hpcn_verbs_poll_cm(hpcn_verbs_t *ctx, hpcn_cm_event_t *out, int capacity);
+
+/*
+ * Binds an rdma_cm id to addr (IPv4 or IPv6; port 0 picks one) and listens. Writes the id and
+ * the bound port (host order). -errno (and no id) on failure.
+ */
+int hpcn_verbs_listen(hpcn_verbs_t *ctx, const void *addr, size_t addr_len, int backlog,
+                      uint64_t *id_out, int *port_out);
+
+/*
+ * Starts an active connection: creates an id and resolves dst (rdma_resolve_addr, timeout_ms).
+ * ADDR_RESOLVED or ADDR_ERROR follows on the event channel; then hpcn_verbs_resolve_route,
+ * hpcn_verbs_qp_create and hpcn_verbs_connect.
+ */
+int hpcn_verbs_connect_start(hpcn_verbs_t *ctx, const void *dst, size_t dst_len, int timeout_ms,
+                             uint64_t *id_out);
+int hpcn_verbs_resolve_route(uint64_t id, int timeout_ms);
+
+/*
+ * Creates the RC QP of id on ctx's PD and CQ (rdma_create_qp), every send signalled, up to
+ * HPCN_MAX_SGE SGEs per work request. -EXDEV when id is bound to another device than ctx's.
+ */
+int hpcn_verbs_qp_create(hpcn_verbs_t *ctx, uint64_t id, int send_depth, int recv_depth,
+                         uint32_t *qp_num_out);
+
+/* rdma_connect / rdma_accept with private data (at most 56 bytes) and RDMA READ depths (clamped
+ * to the device's limits). */
+int hpcn_verbs_connect(hpcn_verbs_t *ctx, uint64_t id, const void *private_data, size_t len);
+int hpcn_verbs_accept(hpcn_verbs_t *ctx, uint64_t id, const void *private_data, size_t len,
+                      int responder_resources, int initiator_depth);
+int hpcn_verbs_reject(uint64_t id);
+
+/* rdma_disconnect: moves the QP to error (outstanding work requests flush) and tells the peer. */
+int hpcn_verbs_disconnect(uint64_t id);
+
+/* Destroys id's QP (if any), then the id. */
+int hpcn_verbs_destroy_id(hpcn_verbs_t *ctx, uint64_t id);
+
+/* The bound or connected local port of id (host order), or -errno. */
+int hpcn_verbs_local_port(uint64_t id);
+
+/*
+ * The peer's address of a connected (or connect-requesting) id: its IPv4 (4 bytes) or IPv6
+ * (16 bytes) address in network order, then the port in network order (2 bytes). Returns the
+ * number of bytes written (6 or 18), -ENOTCONN without a peer, -ENOSPC if out_len is short.
+ */
+int hpcn_verbs_peer_address(uint64_t id, size_t out_len, uint8_t *out);
+
+/* ibv_reg_mr with LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE. */
+int hpcn_verbs_mr_reg(hpcn_verbs_t *ctx, void *addr, size_t length, hpcn_mr_info_t *info_out);
+int hpcn_verbs_mr_dereg(hpcn_verbs_t *ctx, uint64_t handle);
+
+/* Data path: 0 or -errno (-EINVAL for bad arguments, else what ibv_post_* returned). */
+int hpcn_verbs_post_send(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge, int num_sge);
+int hpcn_verbs_post_send_imm(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge, int num_sge,
+                             uint32_t imm);
+int hpcn_verbs_post_recv(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge, int num_sge);
+int hpcn_verbs_post_rdma(uint64_t id, uint64_t wr_id, int is_read, const hpcn_sge_t *local,
+                         uint64_t remote_addr, uint32_t rkey);
+
+/* ibv_wc_status_str of hpcn_wc_t.vendor_status; rdma_event_str-like names for our types. */
+const char *hpcn_verbs_wc_status_text(uint32_t vendor_status);
+const char *hpcn_cm_event_name(hpcn_cm_event_type_t type);
+
+/* Translations from libibverbs/librdmacm enums (int so this header needs neither). */
+hpcn_wc_status_t hpcn_verbs_wc_status_from_ibv(int ibv_wc_status);
+hpcn_wc_opcode_t hpcn_verbs_wc_opcode_from_ibv(int ibv_wc_opcode);
+hpcn_cm_event_type_t hpcn_verbs_cm_type_from_rdma(int rdma_cm_event_type);
 
 /* ---- text handed to Java ---------------------------------------------------------------- */
 

@@ -5,6 +5,7 @@
  * registered in JNI_OnLoad, so JNI_OnLoad/JNI_OnUnload are the library's only exports and a
  * renamed Java method fails loudly at load time instead of at first call.
  *
+ * The verbs transport's natives (slow and data path) are in hpcn_jni_verbs.c.
  * Only slow-path natives live here; they throw NativeIoException(call, errno, strerror).
  * Strings handed to Java go through hpcn_printable_copy() because NewStringUTF wants
  * modified UTF-8 and dlerror()/sysfs text is arbitrary bytes.
@@ -16,6 +17,7 @@
  *     dlerror() text (may be empty; last field, so it may hold anything but a NUL).
  */
 #include "hpcn.h"
+#include "hpcn_jni.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -33,7 +35,7 @@ static struct {
     jmethodID exception_ctor; /* NativeIoException(String call, int errno, String message) */
 } cache;
 
-static void throw_native_io(JNIEnv *env, const char *call, int err)
+void hpcn_jni_throw(JNIEnv *env, const char *call, int err)
 {
     char message[256];
     jstring jcall;
@@ -86,7 +88,7 @@ static jintArray JNICALL native_abi_layout(JNIEnv *env, jclass cls)
     (void)cls;
     rc = hpcn_abi_layout(HPCN_ABI_LAYOUT_LEN, layout, &count);
     if (rc < 0) {
-        throw_native_io(env, "hpcn_abi_layout", -rc);
+        hpcn_jni_throw(env, "hpcn_abi_layout", -rc);
         return NULL;
     }
     for (i = 0; i < count; i++)
@@ -110,7 +112,7 @@ static jobjectArray JNICALL native_probe_devices(JNIEnv *env, jclass cls)
     (void)cls;
     rc = hpcn_device_probe(&ports, &count);
     if (rc < 0) {
-        throw_native_io(env, "ibv_get_device_list", -rc);
+        hpcn_jni_throw(env, "ibv_get_device_list", -rc);
         return NULL;
     }
 
@@ -123,7 +125,7 @@ static jobjectArray JNICALL native_probe_devices(JNIEnv *env, jclass cls)
 
         rc = hpcn_port_format(&ports[i], sizeof(record), record);
         if (rc < 0) {
-            throw_native_io(env, "hpcn_port_format", -rc);
+            hpcn_jni_throw(env, "hpcn_port_format", -rc);
             goto delete_records;
         }
         text = (*env)->NewStringUTF(env, record);
@@ -165,7 +167,7 @@ static jstring JNICALL native_probe_lustre(JNIEnv *env, jclass cls, jstring libr
 
     (void)cls;
     if (library == NULL) {
-        throw_native_io(env, "hpcn_lustre_probe", EINVAL);
+        hpcn_jni_throw(env, "hpcn_lustre_probe", EINVAL);
         return NULL;
     }
     path = (*env)->GetStringUTFChars(env, library, NULL);
@@ -174,7 +176,7 @@ static jstring JNICALL native_probe_lustre(JNIEnv *env, jclass cls, jstring libr
     rc = hpcn_lustre_probe(path, &probe);
     (*env)->ReleaseStringUTFChars(env, library, path);
     if (rc < 0) {
-        throw_native_io(env, "hpcn_lustre_probe", -rc);
+        hpcn_jni_throw(env, "hpcn_lustre_probe", -rc);
         return NULL;
     }
 
@@ -238,6 +240,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
                                  (jint)(sizeof(native_methods) / sizeof(native_methods[0])));
     (*env)->DeleteLocalRef(env, natives);
     if (rc != JNI_OK)
+        goto delete_exception_class;
+    if (hpcn_jni_verbs_register(env) != JNI_OK)
         goto delete_exception_class;
 
     return JNI_VERSION_1_8;

@@ -10,6 +10,8 @@
 #include <stddef.h>
 
 _Static_assert(sizeof(hpcn_port_t) % 8 == 0, "hpcn_port_t must stay 8-byte padded");
+_Static_assert(sizeof(hpcn_wc_t) % 8 == 0, "hpcn_wc_t records are packed back to back");
+_Static_assert(sizeof(hpcn_cm_event_t) % 8 == 0, "hpcn_cm_event_t records are packed back to back");
 
 int hpcn_abi_version(void)
 {
@@ -37,6 +39,24 @@ int hpcn_abi_layout(size_t capacity, int32_t *layout, size_t *count_out)
         (int32_t)offsetof(hpcn_port_t, failed_call),
         (int32_t)offsetof(hpcn_port_t, device_name),
         (int32_t)offsetof(hpcn_port_t, fw_ver),
+        (int32_t)sizeof(hpcn_wc_t),
+        (int32_t)offsetof(hpcn_wc_t, wr_id),
+        (int32_t)offsetof(hpcn_wc_t, status),
+        (int32_t)offsetof(hpcn_wc_t, opcode),
+        (int32_t)offsetof(hpcn_wc_t, byte_len),
+        (int32_t)offsetof(hpcn_wc_t, qp_num),
+        (int32_t)offsetof(hpcn_wc_t, imm),
+        (int32_t)offsetof(hpcn_wc_t, flags),
+        (int32_t)offsetof(hpcn_wc_t, vendor_status),
+        (int32_t)sizeof(hpcn_cm_event_t),
+        (int32_t)offsetof(hpcn_cm_event_t, id),
+        (int32_t)offsetof(hpcn_cm_event_t, listen_id),
+        (int32_t)offsetof(hpcn_cm_event_t, type),
+        (int32_t)offsetof(hpcn_cm_event_t, status),
+        (int32_t)offsetof(hpcn_cm_event_t, private_data_len),
+        (int32_t)offsetof(hpcn_cm_event_t, responder_resources),
+        (int32_t)offsetof(hpcn_cm_event_t, initiator_depth),
+        (int32_t)offsetof(hpcn_cm_event_t, private_data),
     };
     size_t i;
 

@@ -2,8 +2,9 @@
  * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
  *
  * Version and ABI layout handshake. The expected layout is spelled out by hand here because
- * Java (HpcNative.EXPECTED_LAYOUT) spells it out the same way; a change to hpcn_port_t must
- * fail this test until both sides and HPCN_ABI_VERSION move together.
+ * Java (HpcNative.EXPECTED_LAYOUT) spells it out the same way; a change to hpcn_port_t,
+ * hpcn_wc_t or hpcn_cm_event_t must fail this test until both sides and HPCN_ABI_VERSION move
+ * together.
  */
 #include "hpcn.h"
 #include "hpcn_test.h"
@@ -11,10 +12,10 @@
 #include <errno.h>
 #include <string.h>
 
-static int abi_version_is_one(void)
+static int abi_version_is_two(void)
 {
-    HPCN_CHECK(hpcn_abi_version() == 1);
-    HPCN_CHECK(HPCN_ABI_VERSION == 1);
+    HPCN_CHECK(hpcn_abi_version() == 2);
+    HPCN_CHECK(HPCN_ABI_VERSION == 2);
     return 0;
 }
 
@@ -29,6 +30,8 @@ static int layout_matches_java_expectation(void)
 {
     static const int32_t expected[HPCN_ABI_LAYOUT_LEN] = {
         176, 0, 8, 12, 16, 20, 24, 28, 32, 36, 40, 48, 112,
+        40, 0, 8, 12, 16, 20, 24, 28, 32,
+        96, 0, 8, 16, 20, 24, 28, 30, 32,
     };
     int32_t layout[HPCN_ABI_LAYOUT_LEN + 2];
     size_t count = 0;
@@ -61,7 +64,7 @@ int main(void)
 {
     int failures = 0;
 
-    failures += HPCN_RUN(abi_version_is_one);
+    failures += HPCN_RUN(abi_version_is_two);
     failures += HPCN_RUN(version_string_is_set);
     failures += HPCN_RUN(layout_matches_java_expectation);
     failures += HPCN_RUN(layout_rejects_small_buffer_without_writing);

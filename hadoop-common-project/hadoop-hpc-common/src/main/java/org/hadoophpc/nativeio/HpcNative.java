@@ -39,14 +39,20 @@ public final class HpcNative {
   public static final String LIBRARY_NAME = "hpcnative";
 
   /** The {@code HPCN_ABI_VERSION} this jar was written against. */
-  public static final int ABI_VERSION = 1;
+  public static final int ABI_VERSION = 2;
 
   /**
    * {@code sizeof(hpcn_port_t)} then {@code offsetof} of node_guid, port_num, phys_port_cnt,
-   * state, link_layer, active_mtu, lid, gid_count, err_no, failed_call, device_name, fw_ver
-   * (hpcn.h, x86_64/aarch64 LP64). rdma-native's test_version.c holds the same numbers.
+   * state, link_layer, active_mtu, lid, gid_count, err_no, failed_call, device_name, fw_ver;
+   * {@code sizeof(hpcn_wc_t)} then wr_id, status, opcode, byte_len, qp_num, imm, flags,
+   * vendor_status; {@code sizeof(hpcn_cm_event_t)} then id, listen_id, type, status,
+   * private_data_len, responder_resources, initiator_depth, private_data (hpcn.h, x86_64/aarch64
+   * LP64). rdma-native's test_version.c and {@code net.verbs.VerbsNatives} hold the same numbers.
    */
-  static final int[] EXPECTED_LAYOUT = {176, 0, 8, 12, 16, 20, 24, 28, 32, 36, 40, 48, 112};
+  static final int[] EXPECTED_LAYOUT = {
+      176, 0, 8, 12, 16, 20, 24, 28, 32, 36, 40, 48, 112,
+      40, 0, 8, 12, 16, 20, 24, 28, 32,
+      96, 0, 8, 16, 20, 24, 28, 30, 32};
 
   private static final Logger LOG = LoggerFactory.getLogger(HpcNative.class);
 
@@ -146,7 +152,8 @@ public final class HpcNative {
     }
     if (!Arrays.equals(nativeLayout, EXPECTED_LAYOUT)) {
       return new UnsatisfiedLinkError(describe(path) + " (libhpcnative " + nativeVersion
-          + ", abi " + nativeAbi + ") lays out hpcn_port_t as " + Arrays.toString(nativeLayout)
+          + ", abi " + nativeAbi + ") lays out its shared records (hpcn_port_t, hpcn_wc_t,"
+          + " hpcn_cm_event_t) as " + Arrays.toString(nativeLayout)
           + " but this hadoop-hpc-common (abi " + ABI_VERSION + ") expects "
           + Arrays.toString(EXPECTED_LAYOUT)
           + ": rebuild rdma-native and hadoop-hpc-common from the same source");

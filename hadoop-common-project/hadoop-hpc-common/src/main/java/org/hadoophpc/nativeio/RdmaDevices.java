@@ -105,9 +105,10 @@ public final class RdmaDevices {
    * Builds the result from the native records: one per port, 12 tab-separated fields
    * {@code device, port, linkLayer, state, activeMtu, lid, gidCount, nodeGuidHex, fwVer, errno,
    * failedCall, strerror}; port 0 with errno set marks a device that could not be opened or
-   * queried. The format is defined by hpcn_port_format in hpcn.h.
+   * queried. The format is defined by hpcn_port_format in hpcn.h. Public so that code choosing
+   * a device can be tested with records of hardware this machine lacks.
    */
-  static RdmaDevices fromRecords(String[] records) {
+  public static RdmaDevices fromRecords(String[] records) {
     Map<String, List<String[]>> byDevice = new LinkedHashMap<>();
     for (String record : records) {
       String[] f = record.split("\t", -1);

@@ -50,7 +50,7 @@ class CheckNativeTest {
     run();
 
     assertEquals("hpcnative:    true  " + HpcNative.libraryPath().orElseThrow()
-        + " (version 0.1.0, abi 1)", line("hpcnative:"));
+        + " (version 0.1.0, abi " + HpcNative.ABI_VERSION + ")", line("hpcnative:"));
   }
 
   @Test

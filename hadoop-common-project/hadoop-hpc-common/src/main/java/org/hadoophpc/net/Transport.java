@@ -1,0 +1,56 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.net;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A message transport with one contract and several implementations: {@code verbs} (RDMA over
+ * InfiniBand/RoCE, through rdma-native) and {@code tcp} (NIO; IPoIB or Ethernet). Obtain one
+ * from {@link TransportFactory}, which chooses by configuration and falls back with a logged
+ * reason.
+ *
+ * <p>Model: two-sided request/response messages of up to
+ * {@code hadoop.hpc.transport.max.message.size} bytes, plus one-sided reads and writes of
+ * {@link RemoteRegion}s a peer has {@link #expose exposed}. All memory comes from
+ * {@link #bufferPool()} (registered once for verbs). Every operation has a timeout; closing
+ * fails whatever is pending.
+ *
+ * <p>Thread-safe. Callbacks ({@link RequestHandler}, future completions) run on the transport's
+ * event threads and must not block.
+ */
+public interface Transport extends AutoCloseable {
+
+  /** "verbs" or "tcp". */
+  String name();
+
+  /** The pool every buffer sent or received through this transport comes from. */
+  BufferPool bufferPool();
+
+  /** Accepts connections on {@code address} (port 0: any free port) and serves requests. */
+  Listener listen(InetSocketAddress address, RequestHandler handler) throws IOException;
+
+  /**
+   * Connects to a listener. The future fails with {@link TransportException} (refused,
+   * unreachable) or {@link TransportTimeoutException} after
+   * {@code hadoop.hpc.transport.connect.timeout}.
+   */
+  CompletableFuture<Connection> connect(InetSocketAddress address);
+
+  /**
+   * Makes {@code buffer}'s chunk readable and writable by peers through one-sided operations
+   * until {@link #unexpose}. The buffer stays owned by the caller, who must unexpose before the
+   * last release.
+   */
+  RemoteRegion expose(Buffer buffer) throws IOException;
+
+  /** Ends one-sided access to a region; later remote operations on it fail. */
+  void unexpose(RemoteRegion region);
+
+  /** Closes listeners and connections (failing pending operations), then frees the pool. */
+  @Override
+  void close() throws IOException;
+}

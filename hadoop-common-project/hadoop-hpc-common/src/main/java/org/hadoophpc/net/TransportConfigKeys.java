@@ -1,0 +1,76 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.net;
+
+/**
+ * Configuration keys of the transport layer. Every key is also in {@code hpc-default.xml}
+ * ({@code TransportConfigKeysTest} keeps the two in step). Read once into {@link TransportConf}.
+ */
+public final class TransportConfigKeys {
+  private TransportConfigKeys() {
+  }
+
+  /**
+   * Which transport: {@code auto} (verbs when a usable RDMA device exists, else tcp),
+   * {@code verbs} (RDMA required; falls back to tcp with a logged reason unless
+   * {@link #STRICT_KEY}), or {@code tcp}.
+   */
+  public static final String TRANSPORT_KEY = "hadoop.hpc.transport";
+  /** Empty: auto, or verbs when a HiBD key asks for it. */
+  public static final String TRANSPORT_DEFAULT = "";
+
+  /** With verbs requested but unusable: true fails with the reason instead of using tcp. */
+  public static final String STRICT_KEY = "hadoop.hpc.transport.strict";
+  public static final boolean STRICT_DEFAULT = false;
+
+  /** HiBD: native InfiniBand verbs. true acts as {@code hadoop.hpc.transport=verbs} on IB. */
+  public static final String HIBD_IB_ENABLED_KEY = "hadoop.ib.enabled";
+  public static final boolean HIBD_IB_ENABLED_DEFAULT = false;
+  /** HiBD: RDMA over Converged Ethernet. true acts as {@code hadoop.hpc.transport=verbs} on RoCE. */
+  public static final String HIBD_ROCE_ENABLED_KEY = "hadoop.roce.enabled";
+  public static final boolean HIBD_ROCE_ENABLED_DEFAULT = false;
+
+  /** RDMA device by name (e.g. mlx5_0, rxe0); empty picks the first with an active port. */
+  public static final String VERBS_DEVICE_KEY = "hadoop.hpc.transport.verbs.device";
+  /** HiBD's spelling of {@link #VERBS_DEVICE_KEY}; ours wins when both are set. */
+  public static final String HIBD_DEVICE_KEY = "hadoop.rdma.dev.name";
+  public static final String HIBD_DEVICE_DEFAULT = "";
+  public static final String VERBS_DEVICE_DEFAULT = "";
+
+  /** Port of the device (1-based); 0 picks the first active one. */
+  public static final String VERBS_PORT_KEY = "hadoop.hpc.transport.verbs.port";
+  public static final int VERBS_PORT_DEFAULT = 0;
+
+  /** GID index for RoCE; -1 picks the IPv4-mapped GID of the bound address. */
+  public static final String VERBS_GID_INDEX_KEY = "hadoop.hpc.transport.verbs.gid.index";
+  public static final int VERBS_GID_INDEX_DEFAULT = -1;
+
+  /** Time to establish a connection (rdma_cm address/route resolution + accept, or TCP). */
+  public static final String CONNECT_TIMEOUT_KEY = "hadoop.hpc.transport.connect.timeout";
+  public static final String CONNECT_TIMEOUT_DEFAULT = "10s";
+
+  /** Time any one operation (request/response, read, write) may take before it fails. */
+  public static final String IO_TIMEOUT_KEY = "hadoop.hpc.transport.io.timeout";
+  public static final String IO_TIMEOUT_DEFAULT = "60s";
+
+  /** Upper bound of registered (pinned, for verbs) buffer memory per transport. */
+  public static final String BUFFER_POOL_MAX_KEY = "hadoop.hpc.transport.buffer.pool.max";
+  public static final String BUFFER_POOL_MAX_DEFAULT = "256m";
+
+  /** Size of the slabs the pool registers at once; larger means fewer registrations. */
+  public static final String BUFFER_SLAB_SIZE_KEY = "hadoop.hpc.transport.buffer.slab.size";
+  public static final String BUFFER_SLAB_SIZE_DEFAULT = "4m";
+
+  /** Largest message or one-sided transfer; a power of two. */
+  public static final String MAX_MESSAGE_SIZE_KEY = "hadoop.hpc.transport.max.message.size";
+  public static final String MAX_MESSAGE_SIZE_DEFAULT = "16m";
+
+  /** Operations a connection keeps in flight before calls return null (back-pressure). */
+  public static final String MAX_INFLIGHT_KEY = "hadoop.hpc.transport.max.inflight";
+  public static final int MAX_INFLIGHT_DEFAULT = 64;
+
+  /** Event threads per transport. */
+  public static final String IO_THREADS_KEY = "hadoop.hpc.transport.io.threads";
+  public static final int IO_THREADS_DEFAULT = 1;
+}

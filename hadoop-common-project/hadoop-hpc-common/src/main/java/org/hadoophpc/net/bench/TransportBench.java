@@ -1,0 +1,524 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.net.bench;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.conf.Configuration;
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.Listener;
+import org.hadoophpc.net.RequestHandler;
+import org.hadoophpc.net.Transport;
+import org.hadoophpc.net.TransportConf;
+import org.hadoophpc.net.TransportConfigKeys;
+import org.hadoophpc.net.TransportFactory;
+import org.hadoophpc.net.tcp.TcpTransport;
+
+/**
+ * Transport macro benchmark: for each message size, ping-pong latency (median and p99 of round
+ * trips, same size both ways) and streaming bandwidth ({@code --window} requests in flight,
+ * 8-byte responses), measured over a {@link Transport} and, as the baseline in the same run, over
+ * plain blocking {@link Socket}s with one thread per side and the same message pattern
+ * (4-byte length prefix). Both sides run in this JVM, over {@code --bind} (loopback by default).
+ *
+ * <p>Prints a header (JVM, CPU, kernel, Hadoop version), a table, then per size
+ * {@code RESULT transport-bw-<size> raw=<MB/s> hpc=<MB/s> ratio=<hpc/raw>} and
+ * {@code RESULT transport-lat-<size> raw=<us> hpc=<us> ratio=<hpc/raw>} (median latency), plus
+ * the bytes the transport's event threads and the client thread allocated per message in the
+ * measured phases (ThreadMXBean) and the pool's reserved memory. Every phase is bounded in time.
+ *
+ * <p>Usage: {@code TransportBench [--transport tcp|verbs] [--bind ADDRESS] [--seconds S]
+ * [--window N] [--rounds R] [--sizes 4k,64k,...]}: each phase runs {@code --seconds} after a
+ * quarter of that as warm-up, raw and hpc alternating, {@code --rounds} times; the best round
+ * counts (the least disturbed by other load on the machine).
+ */
+public final class TransportBench {
+  private static final int RESPONSE_BYTES = 8;
+  private static final int MAX_SAMPLES = 1 << 20;
+  /** A length prefix of -1 ends a raw server. */
+  private static final byte[] END = {-1, -1, -1, -1};
+
+  private final String transportKind;
+  private final InetAddress bind;
+  private final long measureNanos;
+  private final long warmupNanos;
+  private final int window;
+  private final int rounds;
+  private final int[] sizes;
+  private final com.sun.management.ThreadMXBean threads =
+      (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+  private final long[] samples = new long[MAX_SAMPLES];
+
+  private TransportBench(String transportKind, InetAddress bind, double seconds, int window,
+      int rounds, int[] sizes) {
+    this.transportKind = transportKind;
+    this.bind = bind;
+    this.measureNanos = (long) (seconds * 1e9);
+    this.warmupNanos = measureNanos / 4;
+    this.window = window;
+    this.rounds = rounds;
+    this.sizes = sizes;
+  }
+
+  /** One size's numbers. */
+  private record Row(int size, double rawLatP50, double rawLatP99, double hpcLatP50,
+      double hpcLatP99, double rawBw, double hpcBw, double allocLoop, double allocClient) {
+  }
+
+  public static void main(String[] args) throws Exception {
+    String kind = "tcp";
+    String bindAddress = "127.0.0.1";
+    double seconds = 0.5;
+    int window = 16;
+    int rounds = 3;
+    int[] sizes = {4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (i + 1 >= args.length && !a.equals("--help")) {
+        usage("missing value after " + a);
+      }
+      switch (a) {
+        case "--transport" -> kind = args[++i];
+        case "--bind" -> bindAddress = args[++i];
+        case "--seconds" -> seconds = Double.parseDouble(args[++i]);
+        case "--window" -> window = Integer.parseInt(args[++i]);
+        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+        case "--sizes" -> sizes = Arrays.stream(args[++i].split(",")).mapToInt(
+            TransportBench::parseSize).toArray();
+        case "--help" -> usage(null);
+        default -> usage("unknown option " + a);
+      }
+    }
+    if (!kind.equals("tcp") && !kind.equals("verbs")) {
+      usage("--transport must be tcp or verbs, not " + kind);
+    }
+    new TransportBench(kind, InetAddress.getByName(bindAddress), seconds, window, rounds,
+        sizes).run();
+  }
+
+  private static void usage(String error) {
+    if (error != null) {
+      System.err.println("ERROR: " + error);
+    }
+    System.err.println("usage: TransportBench [--transport tcp|verbs] [--bind ADDRESS]"
+        + " [--seconds S] [--window N] [--rounds R] [--sizes 4k,64k,256k,1m,4m]");
+    System.exit(error == null ? 0 : 2);
+  }
+
+  private static int parseSize(String s) {
+    String t = s.trim().toLowerCase(Locale.ROOT);
+    int shift = t.endsWith("k") ? 10 : t.endsWith("m") ? 20 : 0;
+    return Integer.parseInt(shift == 0 ? t : t.substring(0, t.length() - 1)) << shift;
+  }
+
+  private static String sizeName(int size) {
+    return size % (1 << 20) == 0 ? (size >> 20) + "m"
+        : size % (1 << 10) == 0 ? (size >> 10) + "k" : String.valueOf(size);
+  }
+
+  private void run() throws Exception {
+    printHeader();
+    List<Row> rows = new ArrayList<>();
+    long reserved;
+    long maxBytes;
+    TransportConf tconf = TransportConf.from(new Configuration());
+    try (Transport server = newTransport(tconf); Transport client = newTransport(tconf);
+         Listener echo = server.listen(new InetSocketAddress(bind, 0), echoHandler());
+         Listener sink = server.listen(new InetSocketAddress(bind, 0),
+             sinkHandler(server.bufferPool()));
+         Connection toEcho = client.connect(echo.address()).get(30, TimeUnit.SECONDS);
+         Connection toSink = client.connect(sink.address()).get(30, TimeUnit.SECONDS)) {
+      Thread[] loops = eventThreads(server, client);
+      for (int size : sizes) {
+        // Raw and hpc alternate, best of the rounds: other load on the machine hits both.
+        double[] rawLat = {Double.MAX_VALUE, 0};
+        double[] hpcLat = {Double.MAX_VALUE, 0};
+        double rawBw = 0;
+        double hpcBw = 0;
+        long[] alloc = new long[2];
+        long messages = 0;
+        for (int round = 0; round < rounds; round++) {
+          rawLat = better(rawLat, rawLatency(size));
+          double[] l = hpcLatency(toEcho, client.bufferPool(), size, loops, alloc);
+          messages += (long) l[2];
+          hpcLat = better(hpcLat, l);
+          rawBw = Math.max(rawBw, rawBandwidth(size));
+          double[] b = hpcBandwidth(toSink, client.bufferPool(), size, loops, alloc);
+          messages += (long) b[1];
+          hpcBw = Math.max(hpcBw, b[0]);
+        }
+        rows.add(new Row(size, rawLat[0], rawLat[1], hpcLat[0], hpcLat[1], rawBw, hpcBw,
+            (double) alloc[0] / messages, (double) alloc[1] / messages));
+      }
+      reserved = Math.max(client.bufferPool().reservedBytes(),
+          server.bufferPool().reservedBytes());
+      maxBytes = client.bufferPool().maxBytes();
+    }
+    printTable(rows, reserved, maxBytes);
+  }
+
+  /** The round with the lower median. */
+  private static double[] better(double[] a, double[] b) {
+    return b[0] < a[0] ? b : a;
+  }
+
+  /**
+   * The transport under test: tcp directly; verbs through {@link TransportFactory} with
+   * {@code hadoop.hpc.transport=verbs} and strict, so a benchmark never measures a silent
+   * fallback to tcp.
+   */
+  private Transport newTransport(TransportConf conf) throws IOException {
+    if (transportKind.equals("verbs")) {
+      Configuration c = new Configuration();
+      c.set(TransportConfigKeys.TRANSPORT_KEY, "verbs");
+      c.setBoolean(TransportConfigKeys.STRICT_KEY, true);
+      return TransportFactory.create(c);
+    }
+    return new TcpTransport(conf);
+  }
+
+  private static Thread[] eventThreads(Transport... transports) {
+    List<Thread> all = new ArrayList<>();
+    for (Transport t : transports) {
+      if (t instanceof TcpTransport tcp) {
+        all.addAll(Arrays.asList(tcp.eventThreads()));
+      }
+    }
+    return all.toArray(new Thread[0]);
+  }
+
+  private long allocated(Thread[] loops) {
+    long sum = 0;
+    for (Thread t : loops) {
+      sum += threads.getThreadAllocatedBytes(t.getId());
+    }
+    return sum;
+  }
+
+  private long allocatedHere() {
+    return threads.getThreadAllocatedBytes(Thread.currentThread().getId());
+  }
+
+  // ------------------------------------------------------------------ transport
+
+  private static RequestHandler echoHandler() {
+    return (conn, request, responder) -> responder.respond(request);
+  }
+
+  private static RequestHandler sinkHandler(BufferPool pool) {
+    return (conn, request, responder) -> {
+      request.release();
+      Buffer response = pool.allocate(RESPONSE_BYTES);
+      if (response == null) {
+        responder.fail("benchmark server out of buffers");
+        return;
+      }
+      response.nio().putLong(0, 1L);
+      responder.respond(response);
+    };
+  }
+
+  /** {p50 us, p99 us, messages}; adds allocation of the measured phase to {@code alloc}. */
+  private double[] hpcLatency(Connection c, BufferPool pool, int size, Thread[] loops,
+      long[] alloc) throws Exception {
+    long end = System.nanoTime() + warmupNanos;
+    while (System.nanoTime() < end) {
+      hpcRoundTrip(c, pool, size);
+    }
+    long loop0 = allocated(loops);
+    long here0 = allocatedHere();
+    int n = 0;
+    end = System.nanoTime() + measureNanos;
+    while (n < MAX_SAMPLES && System.nanoTime() < end) {
+      samples[n++] = hpcRoundTrip(c, pool, size);
+    }
+    alloc[0] += allocated(loops) - loop0;
+    alloc[1] += allocatedHere() - here0;
+    return percentiles(n);
+  }
+
+  private static long hpcRoundTrip(Connection c, BufferPool pool, int size) throws Exception {
+    long t0 = System.nanoTime();
+    Buffer request = pool.allocate(size);
+    CompletableFuture<Buffer> f = c.request(request);
+    Buffer response = f.get(30, TimeUnit.SECONDS);
+    long t = System.nanoTime() - t0;
+    if (response.readableBytes() != size) {
+      throw new IllegalStateException("echo of " + size + " bytes came back with "
+          + response.readableBytes());
+    }
+    response.release();
+    return t;
+  }
+
+  /** {MB/s, messages}. */
+  @SuppressWarnings("unchecked")
+  private double[] hpcBandwidth(Connection c, BufferPool pool, int size, Thread[] loops,
+      long[] alloc) throws Exception {
+    CompletableFuture<Buffer>[] ring = new CompletableFuture[window];
+    for (int i = 0; i < window; i++) {
+      ring[i] = send(c, pool, size);
+    }
+    long warmEnd = System.nanoTime() + warmupNanos;
+    int head = 0;
+    while (System.nanoTime() < warmEnd) {
+      ring[head].get(30, TimeUnit.SECONDS).release();
+      ring[head] = send(c, pool, size);
+      head = (head + 1) % window;
+    }
+    long loop0 = allocated(loops);
+    long here0 = allocatedHere();
+    long t0 = System.nanoTime();
+    long end = t0 + measureNanos;
+    long done = 0;
+    while (System.nanoTime() < end) {
+      ring[head].get(30, TimeUnit.SECONDS).release();
+      done++;
+      ring[head] = send(c, pool, size);
+      head = (head + 1) % window;
+    }
+    long elapsed = System.nanoTime() - t0;
+    alloc[0] += allocated(loops) - loop0;
+    alloc[1] += allocatedHere() - here0;
+    for (int i = 0; i < window; i++) {
+      ring[(head + i) % window].get(30, TimeUnit.SECONDS).release();
+    }
+    return new double[] {done * (double) size / elapsed * 1e3, done};
+  }
+
+  private static CompletableFuture<Buffer> send(Connection c, BufferPool pool, int size) {
+    Buffer request = pool.allocate(size);
+    if (request == null) {
+      throw new IllegalStateException("client pool exhausted: " + pool);
+    }
+    CompletableFuture<Buffer> f = c.request(request);
+    if (f == null) {
+      request.release();
+      throw new IllegalStateException("back-pressure with a window of a few requests: raise "
+          + "hadoop.hpc.transport.max.inflight above --window");
+    }
+    return f;
+  }
+
+  // ------------------------------------------------------------------ raw sockets
+
+  /** A blocking server thread: reads length-prefixed messages, answers echo or 8 bytes. */
+  private Thread rawServer(ServerSocket ss, boolean echo) {
+    Thread t = new Thread(() -> {
+      try (Socket s = ss.accept()) {
+        s.setTcpNoDelay(true);
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        OutputStream out = s.getOutputStream();
+        byte[] msg = new byte[4 + maxSize()];
+        byte[] small = new byte[4 + RESPONSE_BYTES];
+        small[3] = RESPONSE_BYTES;
+        while (true) {
+          in.readFully(msg, 0, 4);
+          int len = ((msg[0] & 0xff) << 24) | ((msg[1] & 0xff) << 16) | ((msg[2] & 0xff) << 8)
+              | (msg[3] & 0xff);
+          if (len < 0) {
+            return;
+          }
+          in.readFully(msg, 4, len);
+          if (echo) {
+            out.write(msg, 0, 4 + len);
+          } else {
+            out.write(small);
+          }
+        }
+      } catch (IOException e) {
+        // The client closed: the end of this measurement.
+      }
+    }, "bench-raw-server");
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  private int maxSize() {
+    return Arrays.stream(sizes).max().orElse(0);
+  }
+
+  private static byte[] message(int size) {
+    byte[] m = new byte[4 + size];
+    m[0] = (byte) (size >>> 24);
+    m[1] = (byte) (size >>> 16);
+    m[2] = (byte) (size >>> 8);
+    m[3] = (byte) size;
+    return m;
+  }
+
+  private double[] rawLatency(int size) throws Exception {
+    try (ServerSocket ss = new ServerSocket(0, 1, bind)) {
+      Thread server = rawServer(ss, true);
+      try (Socket s = new Socket(bind, ss.getLocalPort())) {
+        s.setTcpNoDelay(true);
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        OutputStream out = s.getOutputStream();
+        byte[] msg = message(size);
+        byte[] back = new byte[4 + size];
+        long end = System.nanoTime() + warmupNanos;
+        while (System.nanoTime() < end) {
+          rawRoundTrip(in, out, msg, back);
+        }
+        int n = 0;
+        end = System.nanoTime() + measureNanos;
+        while (n < MAX_SAMPLES && System.nanoTime() < end) {
+          samples[n++] = rawRoundTrip(in, out, msg, back);
+        }
+        out.write(END);
+        return percentiles(n);
+      } finally {
+        server.join(5000);
+      }
+    }
+  }
+
+  private static long rawRoundTrip(DataInputStream in, OutputStream out, byte[] msg,
+      byte[] back) throws IOException {
+    long t0 = System.nanoTime();
+    out.write(msg);
+    in.readFully(back, 0, 4);
+    in.readFully(back, 4, msg.length - 4);
+    return System.nanoTime() - t0;
+  }
+
+  private double rawBandwidth(int size) throws Exception {
+    try (ServerSocket ss = new ServerSocket(0, 1, bind)) {
+      Thread server = rawServer(ss, false);
+      try (Socket s = new Socket(bind, ss.getLocalPort())) {
+        s.setTcpNoDelay(true);
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        OutputStream out = s.getOutputStream();
+        byte[] msg = message(size);
+        byte[] response = new byte[4 + RESPONSE_BYTES];
+        for (int i = 0; i < window; i++) {
+          out.write(msg);
+        }
+        long warmEnd = System.nanoTime() + warmupNanos;
+        while (System.nanoTime() < warmEnd) {
+          in.readFully(response);
+          out.write(msg);
+        }
+        long t0 = System.nanoTime();
+        long end = t0 + measureNanos;
+        long done = 0;
+        while (System.nanoTime() < end) {
+          in.readFully(response);
+          done++;
+          out.write(msg);
+        }
+        long elapsed = System.nanoTime() - t0;
+        for (int i = 0; i < window; i++) {
+          in.readFully(response);
+        }
+        out.write(END);
+        return done * (double) size / elapsed * 1e3;
+      } finally {
+        server.join(5000);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ output
+
+  /** {p50 us, p99 us, n} of the first {@code n} samples. */
+  private double[] percentiles(int n) {
+    if (n == 0) {
+      return new double[] {Double.NaN, Double.NaN, 0};
+    }
+    long[] s = Arrays.copyOf(samples, n);
+    Arrays.sort(s);
+    return new double[] {s[(n - 1) / 2] / 1e3, s[Math.min(n - 1, (int) (n * 0.99))] / 1e3, n};
+  }
+
+  private void printHeader() {
+    Runtime rt = Runtime.getRuntime();
+    System.out.println("# hadoop-hpc transport benchmark");
+    System.out.println("# jvm:       " + System.getProperty("java.vm.name") + " "
+        + System.getProperty("java.runtime.version") + " (" + rt.availableProcessors()
+        + " cpus, max heap " + (rt.maxMemory() >> 20) + " MiB)");
+    System.out.println("# cpu:       " + cpuModel());
+    System.out.println("# kernel:    " + System.getProperty("os.name") + " "
+        + System.getProperty("os.version") + " " + System.getProperty("os.arch"));
+    System.out.println("# hadoop:    " + hadoopVersion());
+    System.out.println("# transport: " + transportKind + " on " + bind.getHostAddress()
+        + " vs raw blocking java.net.Socket (TCP_NODELAY, one thread per side)");
+    System.out.println("# pattern:   latency = ping-pong of equal-sized messages;"
+        + " bandwidth = " + window + " requests in flight, " + RESPONSE_BYTES
+        + "-byte responses; " + (measureNanos / 1_000_000) + " ms measured after "
+        + (warmupNanos / 1_000_000) + " ms warm-up per phase, best of " + rounds
+        + " alternating rounds; ratio = hpc/raw");
+  }
+
+  private static String cpuModel() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"), StandardCharsets.UTF_8)) {
+        if (line.startsWith("model name")) {
+          return line.substring(line.indexOf(':') + 1).trim();
+        }
+      }
+    } catch (IOException e) {
+      return "unknown (" + e.getMessage() + ")";
+    }
+    return "unknown";
+  }
+
+  private static String hadoopVersion() {
+    try {
+      Class<?> v = Class.forName("org.apache.hadoop.util.VersionInfo");
+      return String.valueOf(v.getMethod("getVersion").invoke(null));
+    } catch (ReflectiveOperationException | LinkageError e) {
+      return "not on the classpath";
+    }
+  }
+
+  private void printTable(List<Row> rows, long reserved, long maxBytes) {
+    System.out.println();
+    System.out.printf(Locale.ROOT, "%-6s %21s %21s %10s %10s %6s %14s%n", "size",
+        "raw lat p50/p99 us", "hpc lat p50/p99 us", "raw MB/s", "hpc MB/s", "bw x",
+        "alloc B/msg");
+    for (Row r : rows) {
+      System.out.printf(Locale.ROOT, "%-6s %10.1f/%10.1f %10.1f/%10.1f %10.1f %10.1f %6.2f"
+          + " %6.0f+%-7.0f%n", sizeName(r.size), r.rawLatP50, r.rawLatP99, r.hpcLatP50,
+          r.hpcLatP99, r.rawBw, r.hpcBw, r.hpcBw / r.rawBw, r.allocLoop, r.allocClient);
+    }
+    System.out.println("# alloc B/msg = bytes allocated per message (request+response) in the"
+        + " measured hpc phases: event threads (both transports) + client thread");
+    System.out.printf(Locale.ROOT, "# pool: %d bytes reserved at most per transport (max %d)%n",
+        reserved, maxBytes);
+    System.out.println();
+    for (Row r : rows) {
+      String n = sizeName(r.size);
+      System.out.printf(Locale.ROOT, "RESULT transport-bw-%s raw=%.1f hpc=%.1f ratio=%.2f%n", n,
+          r.rawBw, r.hpcBw, r.hpcBw / r.rawBw);
+      System.out.printf(Locale.ROOT, "RESULT transport-lat-%s raw=%.1f hpc=%.1f ratio=%.2f%n", n,
+          r.rawLatP50, r.hpcLatP50, r.hpcLatP50 / r.rawLatP50);
+    }
+    for (Row r : rows) {
+      System.out.printf(Locale.ROOT, "RESULT transport-alloc-%s loop=%.0f client=%.0f%n",
+          sizeName(r.size), r.allocLoop, r.allocClient);
+    }
+    System.out.printf(Locale.ROOT, "RESULT transport-pool reserved=%d max=%d%n", reserved,
+        maxBytes);
+  }
+}

@@ -1,0 +1,27 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.net.tcp;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Something a {@link TcpConnection} writes as one frame: an operation this side started
+ * ({@link TcpOp}), a handler's answer ({@link TcpResponder}) or a frame the transport produces
+ * itself ({@link ServedFrame}). An interface rather than a base class because {@link TcpOp} is
+ * its own future. All methods run on the connection's event-loop thread.
+ */
+interface OutboundFrame {
+
+  /** Encodes the header into {@code header}; returns the payload to follow it, or null. */
+  ByteBuffer start(ByteBuffer header);
+
+  /** The frame went out completely. */
+  void sent();
+
+  /** The frame will not go out (or not completely): connection closed or frame obsolete. */
+  void dropped();
+
+  /** True when the frame need not be sent any more (its operation already completed). */
+  boolean obsolete();
+}

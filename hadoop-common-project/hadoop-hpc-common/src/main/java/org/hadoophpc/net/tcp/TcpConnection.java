@@ -1,0 +1,788 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.net.tcp;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.ConnectionClosedException;
+import org.hadoophpc.net.RemoteRegion;
+import org.hadoophpc.net.RequestHandler;
+import org.hadoophpc.net.TransportException;
+import org.hadoophpc.net.TransportTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One TCP connection of a {@link TcpTransport}, owned by one {@link TcpEventLoop}.
+ *
+ * <p>Threading: the public methods may be called from any thread. They hand work to the loop
+ * through {@link #outbox}, a bounded queue that cannot overflow: it holds at most
+ * {@code max.inflight} operations (the in-flight count is taken before enqueueing) plus at most
+ * {@code max.inflight} answers (the loop stops reading requests while that many are unanswered).
+ * Everything else (socket, operation slots, frame state) is confined to the loop thread.
+ *
+ * <p>Buffers: incoming payloads are read straight into pooled buffers; when the pool is
+ * exhausted the connection stops reading (TCP flow control pushes back on the peer) and the loop
+ * retries. Outgoing frames are a reused header plus the caller's buffer, written with one
+ * gathering write.
+ */
+final class TcpConnection implements Connection {
+  private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
+  private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
+  /** Frames read per readiness event before other connections get their turn. */
+  private static final int READ_BUDGET = 64;
+
+  private final TcpTransport transport;
+  private final TcpEventLoop loop;
+  private final SocketChannel channel;
+  private final RequestHandler handler;
+  private final InetSocketAddress remote;
+  private final String peer;
+  private final BufferPool pool;
+  private final int maxInflight;
+  private final int maxMessageSize;
+  private final long ioTimeoutNanos;
+
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final ArrayBlockingQueue<OutboundFrame> outbox;
+  private final AtomicBoolean scheduled = new AtomicBoolean();
+  private volatile boolean open = true;
+
+  // Loop-thread state.
+  private SelectionKey key;
+  private boolean finished;
+  private final TcpOp[] slots;
+  private final int[] freeSlots;
+  private int freeCount;
+  private long sequence;
+  private final ArrayDeque<OutboundFrame> writeQueue = new ArrayDeque<>();
+  private final ArrayDeque<ServedFrame> spareFrames = new ArrayDeque<>();
+  private OutboundFrame current;
+  private final ByteBuffer outHeader = ByteBuffer.allocateDirect(TcpFrame.HEADER_BYTES);
+  private final ByteBuffer[] outVector = new ByteBuffer[2];
+  private final ByteBuffer inHeader = ByteBuffer.allocateDirect(TcpFrame.HEADER_BYTES);
+  private boolean headerRead;
+  private Buffer inPayload;
+  /** Requests handed to the handler and not yet answered (their answers not yet dequeued). */
+  private int unanswered;
+  /** Not reading: the pool was exhausted (retried by the loop) or too many unanswered. */
+  private boolean starved;
+  private boolean throttled;
+
+  TcpConnection(TcpTransport transport, TcpEventLoop loop, SocketChannel channel,
+      RequestHandler handler, InetSocketAddress remote) {
+    this.transport = transport;
+    this.loop = loop;
+    this.channel = channel;
+    this.handler = handler;
+    this.remote = remote;
+    this.peer = String.valueOf(remote);
+    this.pool = transport.bufferPool();
+    this.maxInflight = transport.conf().maxInflight();
+    this.maxMessageSize = transport.conf().maxMessageSize();
+    this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
+    this.outbox = new ArrayBlockingQueue<>(2 * maxInflight + 8);
+    this.slots = new TcpOp[maxInflight];
+    this.freeSlots = new int[maxInflight];
+    for (int i = maxInflight - 1; i >= 0; i--) {
+      freeSlots[freeCount++] = i;
+    }
+  }
+
+  /** Called by the loop once the channel is registered for reading. */
+  void attach(SelectionKey selectionKey) {
+    this.key = selectionKey;
+  }
+
+  String peer() {
+    return peer;
+  }
+
+  int maxMessageSize() {
+    return maxMessageSize;
+  }
+
+  @Override
+  public InetSocketAddress remoteAddress() {
+    return remote;
+  }
+
+  @Override
+  public boolean isOpen() {
+    return open;
+  }
+
+  @Override
+  public int inFlight() {
+    return inFlight.get();
+  }
+
+  // ---------------------------------------------------------------- any thread
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public CompletableFuture<Buffer> request(Buffer request) {
+    checkSize("request", request.readableBytes());
+    if (!open) {
+      request.release();
+      return closedFuture("request");
+    }
+    if (!reserve()) {
+      return null;
+    }
+    TcpOp op = new TcpOp(this, TcpFrame.REQUEST, request, 0, 0, 0, System.nanoTime()
+        + ioTimeoutNanos);
+    submit(op);
+    return (CompletableFuture<Buffer>) (CompletableFuture<?>) op;
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public CompletableFuture<Void> read(RemoteRegion region, long offset, int length,
+      Buffer destination) {
+    if (length < 0) {
+      throw new IllegalArgumentException("negative read length " + length);
+    }
+    checkSize("read", length);
+    if (destination.readableBytes() < length) {
+      throw new IllegalArgumentException("read of " + length + " bytes into a destination with "
+          + destination.readableBytes() + " bytes between position and limit");
+    }
+    if (!open) {
+      return closedFuture("read");
+    }
+    if (!reserve()) {
+      return null;
+    }
+    TcpOp op = new TcpOp(this, TcpFrame.READ_REQUEST, destination, region.key(), offset, length,
+        System.nanoTime() + ioTimeoutNanos);
+    submit(op);
+    return (CompletableFuture<Void>) (CompletableFuture<?>) op;
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public CompletableFuture<Void> write(Buffer source, RemoteRegion region, long offset) {
+    checkSize("write", source.readableBytes());
+    if (!open) {
+      return closedFuture("write");
+    }
+    if (!reserve()) {
+      return null;
+    }
+    TcpOp op = new TcpOp(this, TcpFrame.WRITE_REQUEST, source, region.key(), offset,
+        source.readableBytes(), System.nanoTime() + ioTimeoutNanos);
+    submit(op);
+    return (CompletableFuture<Void>) (CompletableFuture<?>) op;
+  }
+
+  @Override
+  public void close() {
+    if (!open) {
+      return;
+    }
+    open = false;
+    if (loop.inLoop()) {
+      closeLocally("closed locally");
+    } else {
+      schedule();
+    }
+  }
+
+  /** A handler's answer, from any thread. */
+  void answer(TcpResponder responder) {
+    if (!open) {
+      responder.dropped();
+      return;
+    }
+    enqueue(responder);
+  }
+
+  private void checkSize(String what, int bytes) {
+    if (bytes > maxMessageSize) {
+      throw new IllegalArgumentException(what + " of " + bytes + " bytes to " + peer
+          + " exceeds hadoop.hpc.transport.max.message.size=" + maxMessageSize);
+    }
+  }
+
+  private <T> CompletableFuture<T> closedFuture(String what) {
+    return CompletableFuture.failedFuture(new ConnectionClosedException(what + " on connection to "
+        + peer + ": connection is closed"));
+  }
+
+  private boolean reserve() {
+    int n;
+    do {
+      n = inFlight.get();
+      if (n >= maxInflight) {
+        return false;
+      }
+    } while (!inFlight.compareAndSet(n, n + 1));
+    return true;
+  }
+
+  private void submit(TcpOp op) {
+    enqueue(op);
+  }
+
+  private void enqueue(OutboundFrame frame) {
+    if (!outbox.offer(frame)) {
+      // Cannot happen while the bounds in the class comment hold.
+      throw new IllegalStateException("outbox of connection to " + peer + " overflowed");
+    }
+    schedule();
+  }
+
+  private void schedule() {
+    if (!scheduled.getAndSet(true)) {
+      loop.ready(this);
+    }
+  }
+
+  // ---------------------------------------------------------------- loop thread
+
+  /** The loop picked this connection from its ready queue. */
+  void onScheduled() {
+    scheduled.set(false);
+    if (!open || finished) {
+      closeLocally("closed locally");
+      return;
+    }
+    try {
+      drainOutbox();
+      flush();
+    } catch (IOException e) {
+      died(e);
+    }
+  }
+
+  private void drainOutbox() {
+    OutboundFrame f;
+    while ((f = outbox.poll()) != null) {
+      if (f instanceof TcpOp op) {
+        int slot = freeSlots[--freeCount];
+        op.slot = slot;
+        op.id = ++sequence * slots.length + slot;
+        slots[slot] = op;
+      } else if (f instanceof TcpResponder) {
+        unanswered--;
+      }
+      writeQueue.add(f);
+    }
+    if (throttled && unanswered < maxInflight) {
+      throttled = false;
+      resumeReading();
+    }
+  }
+
+  /** Readiness of the channel. */
+  void onReady(int readyOps) {
+    try {
+      if ((readyOps & SelectionKey.OP_READ) != 0) {
+        onReadable();
+      }
+      if (!finished && (current != null || !writeQueue.isEmpty())) {
+        flush();
+      }
+    } catch (IOException e) {
+      died(e);
+    }
+  }
+
+  private void died(IOException e) {
+    closeNow("peer died or the connection broke: " + e.getMessage(), e, null);
+  }
+
+  private void flush() throws IOException {
+    while (true) {
+      if (current == null) {
+        OutboundFrame f = writeQueue.poll();
+        if (f == null) {
+          if ((key.interestOps() & SelectionKey.OP_WRITE) != 0) {
+            key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
+          }
+          return;
+        }
+        if (f.obsolete()) {
+          f.dropped();
+          continue;
+        }
+        ByteBuffer payload = f.start(outHeader);
+        outVector[0] = outHeader;
+        outVector[1] = payload == null ? EMPTY : payload;
+        current = f;
+      }
+      channel.write(outVector);
+      if (outHeader.hasRemaining() || outVector[1].hasRemaining()) {
+        if ((key.interestOps() & SelectionKey.OP_WRITE) == 0) {
+          key.interestOps(key.interestOps() | SelectionKey.OP_WRITE);
+        }
+        return;
+      }
+      OutboundFrame f = current;
+      current = null;
+      outVector[1] = null;
+      f.sent();
+    }
+  }
+
+  private void onReadable() throws IOException {
+    for (int frames = 0; frames < READ_BUDGET; frames++) {
+      if (finished || starved || throttled) {
+        return;
+      }
+      if (!headerRead) {
+        if (handler != null && unanswered >= maxInflight) {
+          throttled = true;
+          stopReading();
+          return;
+        }
+        int n = channel.read(inHeader);
+        if (n < 0) {
+          closeNow("closed by peer (end of stream)", null, null);
+          return;
+        }
+        if (inHeader.hasRemaining()) {
+          return;
+        }
+        if (!checkHeader()) {
+          return;
+        }
+        headerRead = true;
+      }
+      int length = TcpFrame.payloadLength(inHeader);
+      byte type = TcpFrame.type(inHeader);
+      if (inPayload == null && (length > 0 || type == TcpFrame.REQUEST
+          || type == TcpFrame.RESPONSE)) {
+        inPayload = pool.allocate(length);
+        if (inPayload == null) {
+          starve();
+          return;
+        }
+      }
+      if (length > 0) {
+        ByteBuffer dst = inPayload.nio();
+        if (dst.hasRemaining()) {
+          // Keep reading while the socket has data: a large payload arrives in many pieces, and
+          // going back to select for each would cost a system call and a loop turn apiece.
+          do {
+            int n = channel.read(dst);
+            if (n < 0) {
+              closeNow("closed by peer (end of stream in a frame)", null, null);
+              return;
+            }
+            if (n == 0) {
+              return;
+            }
+          } while (dst.hasRemaining());
+          dst.flip();
+        }
+      }
+      if (!dispatch(type)) {
+        starve();
+        return;
+      }
+      headerRead = false;
+      inHeader.clear();
+    }
+  }
+
+  private boolean checkHeader() {
+    byte type = TcpFrame.type(inHeader);
+    int length = TcpFrame.payloadLength(inHeader);
+    String problem = null;
+    if (TcpFrame.version(inHeader) != TcpFrame.VERSION) {
+      problem = "protocol version " + TcpFrame.version(inHeader) + ", expected "
+          + TcpFrame.VERSION;
+    } else if (type < TcpFrame.REQUEST || type > TcpFrame.CLOSE) {
+      problem = TcpFrame.name(type);
+    } else if (length < 0 || length > maxMessageSize) {
+      problem = TcpFrame.name(type) + " of " + length + " bytes (max.message.size is "
+          + maxMessageSize + ")";
+    } else if (length > 0 && (type == TcpFrame.READ_REQUEST || type == TcpFrame.WRITE_ACK
+        || type == TcpFrame.CLOSE)) {
+      problem = TcpFrame.name(type) + " with a payload";
+    }
+    if (problem != null) {
+      LOG.warn("protocol error from {}: {}; closing the connection", peer, problem);
+      closeNow("protocol error: " + problem, null, null);
+      return false;
+    }
+    return true;
+  }
+
+  /** Acts on a complete frame; false when it needs a buffer the pool cannot give yet. */
+  private boolean dispatch(byte type) {
+    long opId = TcpFrame.opId(inHeader);
+    switch (type) {
+      case TcpFrame.REQUEST:
+        onRequest(opId, takePayload());
+        return true;
+      case TcpFrame.RESPONSE: {
+        Buffer b = takePayload();
+        TcpOp op = takeOp(opId, TcpFrame.REQUEST);
+        if (op == null || !op.complete(b)) {
+          b.release();
+        }
+        return true;
+      }
+      case TcpFrame.ERROR: {
+        Buffer b = takePayload();
+        String text = b == null ? "" : StandardCharsets.UTF_8.decode(b.nio()).toString();
+        if (b != null) {
+          b.release();
+        }
+        TcpOp op = takeOp(opId, (byte) 0);
+        if (op != null) {
+          op.completeExceptionally(new TransportException(op.describe() + " failed on the peer: "
+              + text));
+        }
+        return true;
+      }
+      case TcpFrame.READ_REQUEST:
+        return serveRead(opId);
+      case TcpFrame.READ_RESPONSE: {
+        Buffer b = takePayload();
+        TcpOp op = takeOp(opId, TcpFrame.READ_REQUEST);
+        if (op != null && !op.isDone()) {
+          if (b != null) {
+            ByteBuffer dst = op.destination().nio();
+            int len = b.readableBytes();
+            dst.put(dst.position(), b.nio(), 0, len);
+            dst.position(dst.position() + len);
+          }
+          op.complete(null);
+        }
+        if (b != null) {
+          b.release();
+        }
+        return true;
+      }
+      case TcpFrame.WRITE_REQUEST:
+        serveWrite(opId, takePayload());
+        return true;
+      case TcpFrame.WRITE_ACK: {
+        TcpOp op = takeOp(opId, TcpFrame.WRITE_REQUEST);
+        if (op != null) {
+          op.complete(null);
+        }
+        return true;
+      }
+      default:
+        closeNow("closed by peer", null, null);
+        return true;
+    }
+  }
+
+  private Buffer takePayload() {
+    Buffer b = inPayload;
+    inPayload = null;
+    return b;
+  }
+
+  private void onRequest(long opId, Buffer request) {
+    if (handler == null) {
+      request.release();
+      queueServed(TcpFrame.ERROR, opId, null, "no request handler on " + localAddress()
+          + ": this side of the connection only makes requests");
+      return;
+    }
+    unanswered++;
+    TcpResponder responder = new TcpResponder(this, opId);
+    try {
+      handler.onRequest(this, request, responder);
+    } catch (RuntimeException e) {
+      LOG.warn("request handler failed on request {} from {}", opId, peer, e);
+      responder.failIfUnanswered("request handler failed: " + e);
+    }
+  }
+
+  private boolean serveRead(long opId) {
+    long regionKey = TcpFrame.key(inHeader);
+    long offset = TcpFrame.offset(inHeader);
+    int length = TcpFrame.readLength(inHeader);
+    TcpTransport.ExposedRegion region = transport.region(regionKey);
+    String problem = checkRegion("read", region, regionKey, offset, length);
+    if (problem != null) {
+      queueServed(TcpFrame.ERROR, opId, null, problem);
+      return true;
+    }
+    Buffer data = pool.allocate(length);
+    if (data == null) {
+      return false;
+    }
+    synchronized (region) {
+      if (region.exposed) {
+        data.nio().put(0, region.view, (int) offset, length);
+      } else {
+        problem = notExposed(regionKey);
+      }
+    }
+    if (problem != null) {
+      data.release();
+      queueServed(TcpFrame.ERROR, opId, null, problem);
+    } else {
+      queueServed(TcpFrame.READ_RESPONSE, opId, data, null);
+    }
+    return true;
+  }
+
+  private void serveWrite(long opId, Buffer data) {
+    long regionKey = TcpFrame.key(inHeader);
+    long offset = TcpFrame.offset(inHeader);
+    int length = data == null ? 0 : data.readableBytes();
+    TcpTransport.ExposedRegion region = transport.region(regionKey);
+    String problem = checkRegion("write", region, regionKey, offset, length);
+    if (problem == null && length > 0) {
+      synchronized (region) {
+        if (region.exposed) {
+          region.view.put((int) offset, data.nio(), 0, length);
+        } else {
+          problem = notExposed(regionKey);
+        }
+      }
+    }
+    if (data != null) {
+      data.release();
+    }
+    if (problem != null) {
+      queueServed(TcpFrame.ERROR, opId, null, problem);
+    } else {
+      queueServed(TcpFrame.WRITE_ACK, opId, null, null);
+    }
+  }
+
+  private String checkRegion(String what, TcpTransport.ExposedRegion region, long regionKey,
+      long offset, int length) {
+    if (region == null) {
+      return notExposed(regionKey);
+    }
+    int capacity = region.view.capacity();
+    if (offset < 0 || length < 0 || offset > capacity - length) {
+      return what + " of [" + offset + ", " + (offset + length) + ") is outside region "
+          + regionKey + " of " + capacity + " bytes on " + localAddress();
+    }
+    return null;
+  }
+
+  private String notExposed(long regionKey) {
+    return "region " + regionKey + " is not exposed on " + localAddress();
+  }
+
+  private String localAddress() {
+    try {
+      return String.valueOf(channel.getLocalAddress());
+    } catch (IOException e) {
+      return "(closed socket)";
+    }
+  }
+
+  private void queueServed(byte type, long opId, Buffer data, String text) {
+    ServedFrame f = spareFrames.poll();
+    if (f == null) {
+      f = new ServedFrame(this);
+    }
+    writeQueue.add(f.set(type, opId, data, text));
+  }
+
+  void recycle(ServedFrame f) {
+    if (!finished) {
+      spareFrames.push(f);
+    }
+  }
+
+  /** The operation answered by {@code opId}, retired from its slot; null if unknown or late. */
+  private TcpOp takeOp(long opId, byte expectedType) {
+    if (opId <= 0) {
+      return null;
+    }
+    int slot = (int) (opId % slots.length);
+    TcpOp op = slots[slot];
+    if (op == null || op.id != opId || (expectedType != 0 && op.type != expectedType)) {
+      return null;
+    }
+    retire(op);
+    return op;
+  }
+
+  private void retire(TcpOp op) {
+    if (op.slot >= 0) {
+      slots[op.slot] = null;
+      freeSlots[freeCount++] = op.slot;
+      op.slot = -1;
+    }
+    if (!op.retired) {
+      op.retired = true;
+      inFlight.decrementAndGet();
+    }
+  }
+
+  private void starve() {
+    starved = true;
+    stopReading();
+    loop.starved(this);
+  }
+
+  /** The loop retries a starved connection (pool exhausted) on each turn. */
+  void retryRead() {
+    if (finished || !starved) {
+      return;
+    }
+    starved = false;
+    resumeReading();
+    try {
+      onReadable();
+      if (!finished && (current != null || !writeQueue.isEmpty())) {
+        flush();
+      }
+    } catch (IOException e) {
+      died(e);
+    }
+  }
+
+  private void stopReading() {
+    if (key.isValid()) {
+      key.interestOps(key.interestOps() & ~SelectionKey.OP_READ);
+    }
+  }
+
+  private void resumeReading() {
+    if (!starved && !throttled && key.isValid()) {
+      key.interestOps(key.interestOps() | SelectionKey.OP_READ);
+    }
+  }
+
+  /** Fails operations past their deadline; a stalled frame closes the connection. */
+  void sweep(long now) {
+    if (finished) {
+      return;
+    }
+    for (TcpOp op : slots) {
+      if (op != null && now - op.deadline >= 0) {
+        if (op == current) {
+          closeNow("a frame could not be written within the i/o timeout", null, op);
+          return;
+        }
+        retire(op);
+        op.completeExceptionally(timeout(op));
+      }
+    }
+  }
+
+  private TransportTimeoutException timeout(TcpOp op) {
+    return new TransportTimeoutException(op.describe() + " timed out after "
+        + TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos) + " ms (hadoop.hpc.transport.io.timeout)");
+  }
+
+  /**
+   * Closes on the loop thread after telling the peer with a {@link TcpFrame#CLOSE} frame when
+   * the stream is between frames (best effort: one non-blocking write; the peer also notices
+   * end of stream).
+   */
+  void closeLocally(String reason) {
+    if (!finished && current == null && channel.isOpen()) {
+      TcpFrame.encode(outHeader, TcpFrame.CLOSE, 0, 0, 0, 0, 0);
+      try {
+        channel.write(outHeader);
+      } catch (IOException e) {
+        LOG.debug("close frame to {} not sent", peer, e);
+      }
+    }
+    closeNow(reason, null, null);
+  }
+
+  /**
+   * Closes on the loop thread: stops I/O, drops (releasing) every frame and buffer, then fails
+   * every operation ({@code timedOut} with a timeout, the rest with
+   * {@link ConnectionClosedException}) and tells the handler. Frames go before futures so that
+   * no callback sees a buffer the transport still touches. Idempotent; later calls only drain
+   * what raced into the outbox.
+   */
+  void closeNow(String reason, Throwable cause, TcpOp timedOut) {
+    open = false;
+    if (finished) {
+      failOutbox(reason, cause);
+      return;
+    }
+    finished = true;
+    loop.forget(this);
+    if (key != null) {
+      key.cancel();
+    }
+    try {
+      channel.close();
+    } catch (IOException e) {
+      LOG.debug("closing the socket to {}", peer, e);
+    }
+    if (current != null) {
+      current.dropped();
+      current = null;
+    }
+    OutboundFrame f;
+    while ((f = writeQueue.poll()) != null) {
+      f.dropped();
+    }
+    spareFrames.clear();
+    if (inPayload != null) {
+      inPayload.release();
+      inPayload = null;
+    }
+    for (TcpOp op : slots) {
+      if (op != null) {
+        retire(op);
+        op.completeExceptionally(op == timedOut ? timeout(op) : closed(op, reason, cause));
+      }
+    }
+    failOutbox(reason, cause);
+    LOG.debug("connection to {} closed: {}", peer, reason);
+    if (handler != null) {
+      try {
+        handler.onClose(this);
+      } catch (RuntimeException e) {
+        LOG.warn("request handler failed in onClose for {}", peer, e);
+      }
+    }
+  }
+
+  /** Drops whatever is (or raced) into the outbox of a closed connection; any thread. */
+  void failOutbox(String reason, Throwable cause) {
+    OutboundFrame f;
+    while ((f = outbox.poll()) != null) {
+      f.dropped();
+      if (f instanceof TcpOp op) {
+        if (!op.retired) {
+          op.retired = true;
+          inFlight.decrementAndGet();
+        }
+        op.completeExceptionally(closed(op, reason, cause));
+      }
+    }
+  }
+
+  private ConnectionClosedException closed(TcpOp op, String reason, Throwable cause) {
+    String msg = op.describe() + ": connection closed (" + reason + ")";
+    return cause == null ? new ConnectionClosedException(msg)
+        : new ConnectionClosedException(msg, cause);
+  }
+
+  @Override
+  public String toString() {
+    return "TcpConnection[" + peer + (open ? "" : ", closed") + ", inFlight=" + inFlight.get()
+        + "]";
+  }
+}

@@ -1,0 +1,406 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.net.tcp;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.ConnectionClosedException;
+import org.hadoophpc.net.Listener;
+import org.hadoophpc.net.RemoteRegion;
+import org.hadoophpc.net.RequestHandler;
+import org.hadoophpc.net.Transport;
+import org.hadoophpc.net.TransportConf;
+import org.hadoophpc.net.TransportException;
+import org.hadoophpc.net.TransportTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code tcp} transport: NIO, non-blocking sockets with TCP_NODELAY, driven by
+ * {@code hadoop.hpc.transport.io.threads} {@link TcpEventLoop}s. Works over any IP network
+ * (Ethernet, IPoIB); it is also the fallback when verbs is unusable.
+ *
+ * <p>Wire format: see {@link TcpFrame} (a 40-byte header with type, length, operation id and
+ * region fields, then the payload). Requests carry operation ids chosen by the requester; up to
+ * {@code max.inflight} are outstanding per connection and may be answered in any order.
+ *
+ * <p>One-sided operations are emulated: {@link #expose} enters the buffer in a transport-wide
+ * table under a fresh id ({@code RemoteRegion(0, capacity, id)}); the peer's <em>transport</em>
+ * (not its request handler) serves read and write frames against that table, checking bounds and
+ * answering problems with an error frame that fails just that operation.
+ *
+ * <p>Memory: every payload lives in this transport's {@link BufferPool} (unregistered: TCP needs
+ * no registration). A connection that finds the pool exhausted stops reading until memory comes
+ * back, so TCP flow control carries the back-pressure to the sender.
+ *
+ * <p>Thread-safe. Handlers and future completions run on the event-loop threads.
+ */
+public final class TcpTransport implements Transport {
+  private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+  /** How long {@link #close()} waits for each event loop to finish. */
+  private static final long CLOSE_WAIT_MS = 10_000;
+
+  /** A buffer exposed for one-sided access. {@link #view} spans the whole chunk. */
+  static final class ExposedRegion {
+    final Buffer buffer;
+    final ByteBuffer view;
+    /** Guarded by this object, so that no copy is under way once unexpose returns. */
+    boolean exposed = true;
+
+    ExposedRegion(Buffer buffer) {
+      this.buffer = buffer;
+      this.view = buffer.nio().duplicate().clear();
+    }
+  }
+
+  private final TransportConf conf;
+  private final BufferPool pool;
+  private final TcpEventLoop[] loops;
+  private final AtomicInteger nextLoop = new AtomicInteger();
+  private final ConcurrentHashMap<Long, ExposedRegion> regions = new ConcurrentHashMap<>();
+  private final AtomicLong regionIds = new AtomicLong();
+  private final Set<TcpListener> listeners = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  public TcpTransport(TransportConf conf) throws IOException {
+    this.conf = conf;
+    this.pool = conf.newBufferPool(BufferPool.MemoryRegistrar.NONE);
+    long shortest = Math.min(conf.ioTimeoutMs(), conf.connectTimeoutMs());
+    long sweepNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(1, Math.min(100, shortest / 10)));
+    this.loops = new TcpEventLoop[conf.ioThreads()];
+    try {
+      for (int i = 0; i < loops.length; i++) {
+        loops[i] = new TcpEventLoop(this, sweepNanos);
+      }
+    } catch (IOException e) {
+      pool.close();
+      throw new TransportException("cannot open a selector for the tcp transport", e);
+    }
+    for (TcpEventLoop l : loops) {
+      l.start();
+    }
+  }
+
+  TransportConf conf() {
+    return conf;
+  }
+
+  @Override
+  public String name() {
+    return "tcp";
+  }
+
+  @Override
+  public BufferPool bufferPool() {
+    return pool;
+  }
+
+  /** The event threads, e.g. for a benchmark measuring their allocation. */
+  public Thread[] eventThreads() {
+    Thread[] t = new Thread[loops.length];
+    for (int i = 0; i < loops.length; i++) {
+      t[i] = loops[i].thread();
+    }
+    return t;
+  }
+
+  @Override
+  public Listener listen(InetSocketAddress address, RequestHandler handler) throws IOException {
+    checkOpen("listen on " + address);
+    ServerSocketChannel server = ServerSocketChannel.open();
+    TcpListener listener;
+    try {
+      server.configureBlocking(false);
+      server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+      server.bind(address, 1024);
+      listener = new TcpListener(this, server, handler);
+    } catch (IOException e) {
+      server.close();
+      throw new TransportException("cannot listen on " + address + ": " + e.getMessage(), e);
+    }
+    TcpEventLoop loop = loops[0];
+    if (!loop.execute(() -> listener.register(loop))) {
+      listener.close();
+      throw new TransportException("cannot listen on " + address + ": transport is closing");
+    }
+    listeners.add(listener);
+    LOG.debug("listening on {}", listener.address());
+    return listener;
+  }
+
+  @Override
+  public CompletableFuture<Connection> connect(InetSocketAddress address) {
+    if (closed.get()) {
+      return CompletableFuture.failedFuture(new ConnectionClosedException("connect to "
+          + address + ": transport is closed"));
+    }
+    CompletableFuture<Connection> future = new CompletableFuture<>();
+    SocketChannel ch;
+    try {
+      ch = SocketChannel.open();
+      try {
+        ch.configureBlocking(false);
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+      } catch (IOException e) {
+        ch.close();
+        throw e;
+      }
+    } catch (IOException e) {
+      future.completeExceptionally(new TransportException("cannot connect to " + address + ": "
+          + e.getMessage(), e));
+      return future;
+    }
+    TcpEventLoop loop = nextLoop();
+    PendingConnect p = new PendingConnect(loop, ch, address, future,
+        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(conf.connectTimeoutMs()));
+    if (!loop.execute(p::start)) {
+      p.abort("transport is closing or its event loop is overloaded");
+    }
+    return future;
+  }
+
+  @Override
+  public RemoteRegion expose(Buffer buffer) throws IOException {
+    checkOpen("expose");
+    if (buffer.pool() != pool) {
+      throw new IllegalArgumentException("only buffers of this transport's pool can be exposed");
+    }
+    long id = regionIds.incrementAndGet();
+    regions.put(id, new ExposedRegion(buffer));
+    return new RemoteRegion(0, buffer.capacity(), id);
+  }
+
+  @Override
+  public void unexpose(RemoteRegion region) {
+    ExposedRegion r = regions.remove(region.key());
+    if (r != null) {
+      synchronized (r) {
+        r.exposed = false;
+      }
+    }
+  }
+
+  ExposedRegion region(long key) {
+    return regions.get(key);
+  }
+
+  @Override
+  public void close() throws IOException {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    for (TcpListener l : listeners) {
+      l.close();
+    }
+    listeners.clear();
+    for (TcpEventLoop l : loops) {
+      l.shutdown();
+    }
+    TransportException failure = null;
+    for (TcpEventLoop l : loops) {
+      boolean stopped;
+      try {
+        stopped = l.awaitTermination(CLOSE_WAIT_MS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        stopped = false;
+      }
+      if (!stopped) {
+        TransportException e = new TransportException("event loop " + l.thread().getName()
+            + " did not stop within " + CLOSE_WAIT_MS + " ms (a handler or callback blocks?)");
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    for (ExposedRegion r : regions.values()) {
+      synchronized (r) {
+        r.exposed = false;
+      }
+    }
+    regions.clear();
+    pool.close();
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private void checkOpen(String what) throws TransportException {
+    if (closed.get()) {
+      throw new ConnectionClosedException(what + ": transport is closed");
+    }
+  }
+
+  private TcpEventLoop nextLoop() {
+    return loops[Math.floorMod(nextLoop.getAndIncrement(), loops.length)];
+  }
+
+  /** Takes over an accepted channel; runs on the accepting loop. */
+  void adopt(SocketChannel ch, RequestHandler handler) {
+    InetSocketAddress remote;
+    try {
+      ch.configureBlocking(false);
+      ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+      remote = (InetSocketAddress) ch.getRemoteAddress();
+    } catch (IOException e) {
+      LOG.warn("cannot set up an accepted connection; dropping it", e);
+      closeQuietly(ch);
+      return;
+    }
+    TcpEventLoop loop = nextLoop();
+    TcpConnection c = new TcpConnection(this, loop, ch, handler, remote);
+    if (loop.inLoop()) {
+      register(loop, ch, c);
+    } else if (!loop.execute(() -> register(loop, ch, c))) {
+      LOG.warn("dropping connection from {}: event loop {} is closing or overloaded", remote,
+          loop.thread().getName());
+      closeQuietly(ch);
+    }
+  }
+
+  private void register(TcpEventLoop loop, SocketChannel ch, TcpConnection c) {
+    if (loop.isShutdown()) {
+      closeQuietly(ch);
+      return;
+    }
+    if (loop.connectionCount() >= TcpEventLoop.MAX_CONNECTIONS) {
+      LOG.warn("dropping connection from {}: {} already serves {} connections", c.peer(),
+          loop.thread().getName(), TcpEventLoop.MAX_CONNECTIONS);
+      closeQuietly(ch);
+      return;
+    }
+    try {
+      c.attach(ch.register(loop.selector(), SelectionKey.OP_READ, c));
+    } catch (ClosedChannelException e) {
+      return;
+    }
+    loop.adopt(c);
+    LOG.debug("accepted connection from {}", c.peer());
+  }
+
+  private static void closeQuietly(SocketChannel ch) {
+    try {
+      ch.close();
+    } catch (IOException e) {
+      LOG.debug("closing a socket", e);
+    }
+  }
+
+  /** A connect in progress, confined to its loop once started. */
+  final class PendingConnect {
+    private final TcpEventLoop loop;
+    private final SocketChannel ch;
+    private final InetSocketAddress address;
+    private final CompletableFuture<Connection> future;
+    private final long deadline;
+    private SelectionKey key;
+
+    PendingConnect(TcpEventLoop loop, SocketChannel ch, InetSocketAddress address,
+        CompletableFuture<Connection> future, long deadline) {
+      this.loop = loop;
+      this.ch = ch;
+      this.address = address;
+      this.future = future;
+      this.deadline = deadline;
+    }
+
+    void start() {
+      if (loop.isShutdown()) {
+        abort("transport closed");
+        return;
+      }
+      try {
+        if (ch.connect(address)) {
+          established();
+        } else {
+          key = ch.register(loop.selector(), SelectionKey.OP_CONNECT, this);
+          loop.connecting(this);
+        }
+      } catch (IOException | RuntimeException e) {
+        fail(e);
+      }
+    }
+
+    void finish() {
+      try {
+        if (!ch.finishConnect()) {
+          return;
+        }
+      } catch (IOException e) {
+        fail(e);
+        return;
+      }
+      established();
+    }
+
+    private void established() {
+      loop.connected(this);
+      if (loop.connectionCount() >= TcpEventLoop.MAX_CONNECTIONS) {
+        fail(new IOException(loop.thread().getName() + " already serves "
+            + TcpEventLoop.MAX_CONNECTIONS + " connections"));
+        return;
+      }
+      TcpConnection c = new TcpConnection(TcpTransport.this, loop, ch, null, address);
+      try {
+        if (key == null) {
+          key = ch.register(loop.selector(), SelectionKey.OP_READ, c);
+        } else {
+          key.attach(c);
+          key.interestOps(SelectionKey.OP_READ);
+        }
+      } catch (IOException | RuntimeException e) {
+        fail(e);
+        return;
+      }
+      c.attach(key);
+      loop.adopt(c);
+      LOG.debug("connected to {}", address);
+      if (!future.complete(c)) {
+        c.close();
+      }
+    }
+
+    void sweep(long now) {
+      if (now - deadline >= 0) {
+        loop.connected(this);
+        closeQuietly(ch);
+        future.completeExceptionally(new TransportTimeoutException("connect to " + address
+            + " timed out after " + conf.connectTimeoutMs()
+            + " ms (hadoop.hpc.transport.connect.timeout)"));
+      }
+    }
+
+    void abort(String reason) {
+      closeQuietly(ch);
+      future.completeExceptionally(new ConnectionClosedException("connect to " + address + ": "
+          + reason));
+    }
+
+    private void fail(Exception e) {
+      loop.connected(this);
+      closeQuietly(ch);
+      future.completeExceptionally(new TransportException("cannot connect to " + address + ": "
+          + e, e));
+    }
+  }
+}

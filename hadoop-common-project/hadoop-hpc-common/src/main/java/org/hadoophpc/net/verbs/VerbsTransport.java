@@ -1,0 +1,679 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.net.verbs;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.hadoophpc.nativeio.HpcNative;
+import org.hadoophpc.nativeio.NativeIoException;
+import org.hadoophpc.nativeio.RdmaDevice;
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.ConnectionClosedException;
+import org.hadoophpc.net.Listener;
+import org.hadoophpc.net.RemoteRegion;
+import org.hadoophpc.net.RequestHandler;
+import org.hadoophpc.net.Transport;
+import org.hadoophpc.net.TransportConf;
+import org.hadoophpc.net.TransportException;
+import org.hadoophpc.net.TransportTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The RDMA transport: RC queue pairs set up by rdma_cm on one device, two-sided messages by
+ * SEND/RECV with credit-based flow control and rendezvous for large payloads (see
+ * {@link VerbsConnection} and {@link VerbsHeader}), one-sided reads and writes by RDMA READ and
+ * WRITE of peers' {@link RemoteRegion}s.
+ *
+ * <p>Threading: one event-loop thread owns the native context (CQ, event channel) and every
+ * connection and listener. Other threads hand it work through {@link #submit}: a lock-free
+ * queue whose size is bounded by the callers' limits (each connection admits at most
+ * {@code hadoop.hpc.transport.max.inflight} operations; set-up and close tasks are few), and an
+ * eventfd wakeup when the loop sleeps. The loop blocks in {@code hpcn_verbs_wait} for at most
+ * {@value #LOOP_TICK_MS} ms so timeouts are noticed without a timer thread.
+ * {@code hadoop.hpc.transport.io.threads} is not used: one loop per transport (open more
+ * transports for more cores).
+ *
+ * <p>Memory: the {@link BufferPool} registers each slab once ({@code ibv_reg_mr},
+ * LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE); addresses and keys of a buffer come from its slab.
+ * {@link #expose} therefore hands out the slab's rkey (low half of the region key; the high
+ * half is an exposure id). An RC queue pair does not survive a remote access error, so
+ * {@link #unexpose} cannot revoke in hardware without killing connections; it tells every
+ * connected peer instead, which then fails later one-sided operations on that region before
+ * posting them. A peer that ignores the protocol could still reach the slab until it is
+ * deregistered (memory windows per region would close that; not done).
+ *
+ * <p>Thread-safe.
+ */
+public final class VerbsTransport implements Transport {
+  private static final Logger LOG = LoggerFactory.getLogger(VerbsTransport.class);
+
+  /** Largest payload sent inline with its header; larger ones go by rendezvous. */
+  static final int EAGER_SIZE = 8192;
+  /** Teardown waits this long for flush completions before destroying a QP regardless. */
+  static final long CLOSE_GRACE_MS = 2000;
+  private static final int LOOP_TICK_MS = 20;
+  private static final int CQ_INITIAL = 1024;
+  private static final int WC_BATCH = 64;
+  private static final int CM_BATCH = 16;
+  private static final int LISTEN_BACKLOG = 128;
+  private static final int MAX_RECV_DEPTH = 32;
+  private static final AtomicInteger LOOP_IDS = new AtomicInteger();
+
+  /** Address and keys of one registered slab. */
+  record MrInfo(long addr, int lkey, int rkey) {
+  }
+
+  private final TransportConf conf;
+  private final RdmaDevice device;
+  private final int devicePort;
+  private final long ctx;
+  private final BufferPool pool;
+  private final Map<Long, MrInfo> registrations = new ConcurrentHashMap<>();
+  private final Map<Long, Revocation> revocations = new ConcurrentHashMap<>();
+  private final AtomicLong exposures = new AtomicLong();
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final AtomicBoolean sleeping = new AtomicBoolean();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final Thread loop;
+  private final int recvDepth;
+  private final int sendDepth;
+
+  // ---- loop-owned ----
+  private final Map<Long, VerbsConnection> byCmId = new HashMap<>();
+  private final Map<Integer, VerbsConnection> byConnId = new HashMap<>();
+  private final Map<Long, VerbsListener> listeners = new HashMap<>();
+  private final ByteBuffer wcRecords;
+  private final ByteBuffer cmRecords;
+  private int nextConnId = 1;
+  private int cqCommitted;
+  private boolean stopping;
+  private long stopDeadlineNanos;
+  private volatile Throwable loopFailure;
+
+  private VerbsTransport(TransportConf conf, RdmaDevice device, int devicePort, long ctx) {
+    this.conf = conf;
+    this.device = device;
+    this.devicePort = devicePort;
+    this.ctx = ctx;
+    this.recvDepth = Math.max(4, Math.min(conf.maxInflight(), MAX_RECV_DEPTH));
+    // Requests and one-sided ops (max.inflight), answers and acks to the peer's operations
+    // (its window, at most recvDepth), rendezvous reads, and credit messages.
+    this.sendDepth = 2 * conf.maxInflight() + 2 * recvDepth + 8;
+    this.wcRecords = ByteBuffer.allocateDirect(WC_BATCH * VerbsNatives.WC_SIZE)
+        .order(ByteOrder.nativeOrder());
+    this.cmRecords = ByteBuffer.allocateDirect(CM_BATCH * VerbsNatives.CM_SIZE)
+        .order(ByteOrder.nativeOrder());
+    this.pool = conf.newBufferPool(new Registrar());
+    this.loop = new Thread(this::runLoop, "verbs-loop-" + device.name() + "-"
+        + LOOP_IDS.incrementAndGet());
+    this.loop.setDaemon(true);
+  }
+
+  /**
+   * Opens a verbs transport on {@code device} (as chosen by {@code TransportSelector}).
+   *
+   * @param port the device port TransportSelector chose; rdma_cm routes by IP address, so it
+   *             is recorded for diagnostics only
+   * @throws NativeIoException when libhpcnative is unavailable or the device cannot be opened
+   */
+  public static VerbsTransport open(TransportConf conf, RdmaDevice device, int port)
+      throws IOException {
+    Objects.requireNonNull(conf, "conf");
+    Objects.requireNonNull(device, "device");
+    HpcNative.ensureAvailable();
+    long ctx = VerbsNatives.open(device.name(), CQ_INITIAL);
+    VerbsTransport t;
+    try {
+      t = new VerbsTransport(conf, device, port, ctx);
+    } catch (RuntimeException | Error e) {
+      try {
+        VerbsNatives.close(ctx);
+      } catch (NativeIoException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    t.loop.start();
+    return t;
+  }
+
+  private final class Registrar implements BufferPool.MemoryRegistrar {
+    @Override
+    public long register(ByteBuffer slab) throws IOException {
+      long[] info = new long[3];
+      long handle = VerbsNatives.regMr(ctx, slab, info);
+      registrations.put(handle, new MrInfo(info[0], (int) info[1], (int) info[2]));
+      return handle;
+    }
+
+    @Override
+    public void deregister(long handle) throws IOException {
+      registrations.remove(handle);
+      VerbsNatives.deregMr(ctx, handle);
+    }
+  }
+
+  // ======================================================================================
+  // Transport
+  // ======================================================================================
+
+  @Override
+  public String name() {
+    return "verbs";
+  }
+
+  @Override
+  public BufferPool bufferPool() {
+    return pool;
+  }
+
+  TransportConf conf() {
+    return conf;
+  }
+
+  long ctx() {
+    return ctx;
+  }
+
+  int recvDepth() {
+    return recvDepth;
+  }
+
+  int sendDepth() {
+    return sendDepth;
+  }
+
+  int stepTimeoutMs() {
+    return (int) Math.min(Integer.MAX_VALUE, Math.max(1, conf.connectTimeoutMs()));
+  }
+
+  @Override
+  public Listener listen(InetSocketAddress address, RequestHandler handler) throws IOException {
+    Objects.requireNonNull(handler, "handler");
+    InetAddress ip = resolved(address);
+    return callOnLoop(() -> {
+      long id;
+      try {
+        id = VerbsNatives.listen(ctx, ip.getAddress(), address.getPort(), LISTEN_BACKLOG);
+      } catch (NativeIoException e) {
+        throw new TransportException("verbs listen on " + address + " (device "
+            + device.name() + "): " + e.getMessage(), e);
+      }
+      int port = VerbsNatives.localPort(id);
+      VerbsListener l = new VerbsListener(this, id, new InetSocketAddress(ip,
+          port > 0 ? port : address.getPort()), handler);
+      listeners.put(id, l);
+      return l;
+    });
+  }
+
+  private static InetAddress resolved(InetSocketAddress address) throws TransportException {
+    if (address == null || address.isUnresolved()) {
+      throw new TransportException("cannot use unresolved address " + address);
+    }
+    return address.getAddress();
+  }
+
+  @Override
+  public CompletableFuture<Connection> connect(InetSocketAddress address) {
+    CompletableFuture<Connection> future = new CompletableFuture<>();
+    InetAddress ip;
+    try {
+      ip = resolved(address);
+    } catch (TransportException e) {
+      future.completeExceptionally(e);
+      return future;
+    }
+    if (!submit(() -> startConnect(address, ip, future))) {
+      future.completeExceptionally(new ConnectionClosedException("verbs transport is closed"));
+    }
+    return future;
+  }
+
+  private void startConnect(InetSocketAddress address, InetAddress ip,
+      CompletableFuture<Connection> future) {
+    if (stopping) {
+      future.completeExceptionally(new ConnectionClosedException("verbs transport is closed"));
+      return;
+    }
+    long id;
+    try {
+      id = VerbsNatives.connectStart(ctx, ip.getAddress(), address.getPort(), stepTimeoutMs());
+    } catch (NativeIoException e) {
+      future.completeExceptionally(new TransportException("verbs connect to " + address + ": "
+          + e.getMessage(), e));
+      return;
+    }
+    VerbsConnection c = new VerbsConnection(this, nextConnId(), id, null, address);
+    c.connectFuture = future;
+    c.connectDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
+        conf.connectTimeoutMs());
+    byCmId.put(id, c);
+    byConnId.put(c.connId, c);
+  }
+
+  private int nextConnId() {
+    int id;
+    do {
+      id = nextConnId++;
+      if (nextConnId == Integer.MAX_VALUE) {
+        nextConnId = 1;
+      }
+    } while (byConnId.containsKey(id));
+    return id;
+  }
+
+  @Override
+  public RemoteRegion expose(Buffer buffer) throws IOException {
+    if (closed.get()) {
+      throw new ConnectionClosedException("verbs transport is closed");
+    }
+    MrInfo mr = mr(buffer);
+    // Upper half: an exposure id, so a re-exposed buffer is not hit by an old revocation.
+    long key = ((long) exposures.incrementAndGet() << 32) | (mr.rkey() & 0xffff_ffffL);
+    return new RemoteRegion(mr.addr() + buffer.slabOffset(), buffer.capacity(), key);
+  }
+
+  /**
+   * Revokes the region at every connected peer and waits (up to the io timeout) for each to
+   * confirm, so operations a peer starts after this returns fail. The slab's registration stays:
+   * see the class comment.
+   */
+  @Override
+  public void unexpose(RemoteRegion region) {
+    if (closed.get()) {
+      return;
+    }
+    long key = region.key();
+    AtomicInteger pending = new AtomicInteger(1);
+    CountDownLatch acked = new CountDownLatch(1);
+    revocations.put(key, new Revocation(pending, acked));
+    boolean submitted = submit(() -> {
+      for (VerbsConnection c : byConnId.values()) {
+        if (c.revoke(key)) {
+          pending.incrementAndGet();
+        }
+      }
+      if (pending.decrementAndGet() == 0) {
+        acked.countDown();
+      }
+    });
+    try {
+      if (submitted && Thread.currentThread() != loop) {
+        if (!acked.await(conf.ioTimeoutMs(), TimeUnit.MILLISECONDS)) {
+          LOG.warn("verbs: not every peer confirmed unexposing {} within {} ms", region,
+              conf.ioTimeoutMs());
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      revocations.remove(key);
+    }
+  }
+
+  private record Revocation(AtomicInteger pending, CountDownLatch acked) {
+  }
+
+  void revokeAcknowledged(long key) {
+    Revocation r = revocations.get(key);
+    if (r != null && r.pending().decrementAndGet() == 0) {
+      r.acked().countDown();
+    }
+  }
+
+  /** The registration of a buffer of this transport's pool. */
+  MrInfo mr(Buffer buffer) {
+    MrInfo mr = buffer.pool() == pool ? registrations.get(buffer.slabRegistration()) : null;
+    if (mr == null) {
+      throw new IllegalArgumentException("buffer is not registered memory of this verbs "
+          + "transport's pool: " + buffer);
+    }
+    return mr;
+  }
+
+  /** A pool copy of a foreign buffer's readable bytes, or null when the pool is exhausted. */
+  Buffer copyIntoPool(Buffer foreign) {
+    int n = foreign.readableBytes();
+    Buffer copy = pool.allocate(n);
+    if (copy != null) {
+      copy.nio().put(foreign.nio().duplicate()).flip();
+    }
+    return copy;
+  }
+
+  // ======================================================================================
+  // Event loop
+  // ======================================================================================
+
+  /** Hands work to the event loop; false when the transport is closed. */
+  boolean submit(Runnable task) {
+    if (closed.get() && Thread.currentThread() != loop) {
+      return false;
+    }
+    tasks.add(task);
+    if (sleeping.get()) {
+      VerbsNatives.wake(ctx);
+    }
+    return true;
+  }
+
+  private <T> T callOnLoop(Callable<T> call) throws IOException {
+    if (Thread.currentThread() == loop) {
+      try {
+        return call.call();
+      } catch (IOException | RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new TransportException("verbs event loop task failed", e);
+      }
+    }
+    CompletableFuture<T> result = new CompletableFuture<>();
+    if (!submit(() -> {
+      try {
+        result.complete(call.call());
+      } catch (Exception e) {
+        result.completeExceptionally(e);
+      }
+    })) {
+      throw new ConnectionClosedException("verbs transport is closed");
+    }
+    try {
+      return result.get(conf.connectTimeoutMs(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof IOException) {
+        throw (IOException) cause;
+      }
+      if (cause instanceof RuntimeException) {
+        throw (RuntimeException) cause;
+      }
+      throw new TransportException("verbs event loop task failed", cause);
+    } catch (TimeoutException e) {
+      throw new TransportTimeoutException("verbs event loop did not answer within "
+          + conf.connectTimeoutMs() + " ms");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TransportException("interrupted waiting for the verbs event loop", e);
+    }
+  }
+
+  private void runLoop() {
+    long nextCheck = 0;
+    try {
+      while (true) {
+        runTasks();
+        drainCq();
+        drainCm();
+        for (VerbsConnection c : new ArrayList<>(byConnId.values())) {
+          c.maintain();
+        }
+        long now = System.nanoTime();
+        if (now - nextCheck >= 0) {
+          for (VerbsConnection c : new ArrayList<>(byConnId.values())) {
+            c.checkTimeouts(now);
+          }
+          nextCheck = now + TimeUnit.MILLISECONDS.toNanos(LOOP_TICK_MS);
+        }
+        if (stopping) {
+          if (byConnId.isEmpty()) {
+            break;
+          }
+          if (now - stopDeadlineNanos > 0) {
+            for (VerbsConnection c : new ArrayList<>(byConnId.values())) {
+              c.finish();
+            }
+            break;
+          }
+        }
+        sleeping.set(true);
+        if (tasks.isEmpty()) {
+          int rc = VerbsNatives.waitEvents(ctx, LOOP_TICK_MS);
+          if (rc < 0) {
+            throw new NativeIoException("hpcn_verbs_wait", -rc, "waiting for completions");
+          }
+        }
+        sleeping.set(false);
+      }
+      runTasks(); // answers submitted during shutdown find closed connections and release
+    } catch (Throwable t) {
+      loopFailure = t;
+      LOG.error("verbs event loop on {} failed; closing its connections", device.name(), t);
+      for (VerbsConnection c : new ArrayList<>(byConnId.values())) {
+        c.closeConnection(new ConnectionClosedException("verbs event loop failed", t));
+        c.finish();
+      }
+    }
+  }
+
+  private void runTasks() {
+    Runnable task;
+    while ((task = tasks.poll()) != null) {
+      task.run();
+    }
+  }
+
+  private void drainCq() throws NativeIoException {
+    int n;
+    do {
+      n = VerbsNatives.pollCq(ctx, wcRecords, WC_BATCH);
+      if (n < 0) {
+        throw new NativeIoException("ibv_poll_cq", -n, "polling the completion queue");
+      }
+      for (int i = 0; i < n; i++) {
+        int at = i * VerbsNatives.WC_SIZE;
+        long wrId = wcRecords.getLong(at + VerbsNatives.WC_WR_ID);
+        VerbsConnection c = byConnId.get((int) (wrId >>> 32));
+        if (c == null) {
+          continue; // a completion of a QP already destroyed
+        }
+        c.onCompletion(wrId, wcRecords.getInt(at + VerbsNatives.WC_STATUS),
+            wcRecords.getInt(at + VerbsNatives.WC_BYTE_LEN),
+            wcRecords.getInt(at + VerbsNatives.WC_VENDOR_STATUS));
+      }
+    } while (n == WC_BATCH);
+  }
+
+  private void drainCm() throws NativeIoException {
+    int n;
+    do {
+      n = VerbsNatives.pollCm(ctx, cmRecords, CM_BATCH);
+      if (n < 0) {
+        throw new NativeIoException("rdma_get_cm_event", -n, "reading rdma_cm events");
+      }
+      for (int i = 0; i < n; i++) {
+        int at = i * VerbsNatives.CM_SIZE;
+        long id = cmRecords.getLong(at + VerbsNatives.CM_ID);
+        int type = cmRecords.getInt(at + VerbsNatives.CM_TYPE);
+        int status = cmRecords.getInt(at + VerbsNatives.CM_STATUS);
+        if (type == VerbsNatives.CM_CONNECT_REQUEST) {
+          onConnectRequest(id, cmRecords.getLong(at + VerbsNatives.CM_LISTEN_ID), at);
+          continue;
+        }
+        VerbsConnection c = byCmId.get(id);
+        if (c != null) {
+          c.onCmEvent(type, status, cmRecords, at);
+        }
+      }
+    } while (n == CM_BATCH);
+  }
+
+  private void onConnectRequest(long id, long listenId, int at) {
+    VerbsListener l = listeners.get(listenId);
+    int credits = VerbsHeader.creditsFromPrivateData(cmRecords,
+        at + VerbsNatives.CM_PRIVATE_DATA, cmRecords.getInt(at + VerbsNatives.CM_PRIVATE_DATA_LEN));
+    if (l == null || l.isClosed() || stopping || credits <= 0) {
+      VerbsNatives.reject(id);
+      destroyId(id);
+      return;
+    }
+    VerbsConnection c = new VerbsConnection(this, nextConnId(), id, l, l.address());
+    c.refreshRemoteAddress();
+    c.setPeerCredits(credits);
+    byCmId.put(id, c);
+    byConnId.put(c.connId, c);
+    try {
+      c.setUpQueuePair();
+      VerbsNatives.accept(ctx, id, c.privateData(),
+          cmRecords.getShort(at + VerbsNatives.CM_RESPONDER_RESOURCES) & 0xffff,
+          cmRecords.getShort(at + VerbsNatives.CM_INITIATOR_DEPTH) & 0xffff);
+    } catch (IOException e) {
+      LOG.warn("verbs: refusing connection from {} on {}: {}", c.remoteAddress(), l.address(),
+          e.getMessage());
+      VerbsNatives.reject(id);
+      c.closeConnection(e);
+    }
+  }
+
+  void closeListener(VerbsListener l) {
+    submit(() -> {
+      if (listeners.remove(l.cmId) != null) {
+        destroyId(l.cmId);
+      }
+    });
+  }
+
+  /** Grows the shared CQ so every QP's send + receive depth fits. */
+  void reserveCq(int entries) throws NativeIoException {
+    int needed = cqCommitted + entries;
+    int size = VerbsNatives.cqSize(ctx);
+    if (needed > size) {
+      VerbsNatives.resizeCq(ctx, Math.max(needed, size * 2));
+    }
+    cqCommitted = needed;
+  }
+
+  void releaseCq(int entries) {
+    cqCommitted -= entries;
+  }
+
+  void destroyId(long id) {
+    try {
+      VerbsNatives.destroyId(ctx, id);
+    } catch (NativeIoException e) {
+      logTeardownProblem(e);
+    }
+  }
+
+  /** Teardown failures cannot be retried or reported to a caller: logged once, here. */
+  void logTeardownProblem(NativeIoException e) {
+    LOG.warn("verbs teardown on {}: {}", device.name(), e.getMessage());
+  }
+
+  void forget(VerbsConnection c) {
+    byCmId.remove(c.cmId);
+  }
+
+  void removeConnection(VerbsConnection c) {
+    byConnId.remove(c.connId);
+  }
+
+  // ======================================================================================
+  // Close
+  // ======================================================================================
+
+  @Override
+  public void close() throws IOException {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    tasks.add(() -> {
+      stopping = true;
+      stopDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_GRACE_MS);
+      for (VerbsListener l : listeners.values()) {
+        destroyId(l.cmId);
+      }
+      listeners.clear();
+      for (VerbsConnection c : new ArrayList<>(byConnId.values())) {
+        c.closeConnection(new ConnectionClosedException("verbs transport closed"));
+      }
+    });
+    VerbsNatives.wake(ctx);
+    if (Thread.currentThread() == loop) {
+      // Closed from a callback: the loop cannot wait for itself; another thread frees the
+      // native context once the loop has stopped.
+      Thread reaper = new Thread(() -> {
+        try {
+          releaseAfterLoop();
+        } catch (IOException e) {
+          LOG.warn("verbs: closing the transport on {} failed", device.name(), e);
+        }
+      }, loop.getName() + "-close");
+      reaper.setDaemon(true);
+      reaper.start();
+      return;
+    }
+    releaseAfterLoop();
+  }
+
+  private void releaseAfterLoop() throws IOException {
+    IOException failure = null;
+    try {
+      loop.join(CLOSE_GRACE_MS + 5000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      failure = new TransportException("interrupted closing the verbs transport", e);
+    }
+    if (loop.isAlive()) {
+      // Freeing the context under a running loop would crash the JVM; leak it instead.
+      IOException e = new TransportException("verbs event loop on " + device.name()
+          + " did not stop; its native resources are leaked");
+      if (failure != null) {
+        e.addSuppressed(failure);
+      }
+      throw e;
+    }
+    try {
+      pool.close();
+    } catch (RuntimeException e) {
+      failure = add(failure, new TransportException("deregistering buffer slabs failed", e));
+    }
+    try {
+      VerbsNatives.close(ctx);
+    } catch (NativeIoException e) {
+      failure = add(failure, e);
+    }
+    if (loopFailure != null && failure != null) {
+      failure.addSuppressed(loopFailure);
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private static IOException add(IOException first, IOException next) {
+    if (first == null) {
+      return next;
+    }
+    first.addSuppressed(next);
+    return first;
+  }
+
+  @Override
+  public String toString() {
+    return "VerbsTransport[" + device.name() + " port " + devicePort + ", " + pool + "]";
+  }
+}

@@ -1,0 +1,811 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.net;
+
+import static org.hadoophpc.net.TransportConfigKeys.BUFFER_POOL_MAX_KEY;
+import static org.hadoophpc.net.TransportConfigKeys.BUFFER_SLAB_SIZE_KEY;
+import static org.hadoophpc.net.TransportConfigKeys.CONNECT_TIMEOUT_KEY;
+import static org.hadoophpc.net.TransportConfigKeys.IO_TIMEOUT_KEY;
+import static org.hadoophpc.net.TransportConfigKeys.MAX_INFLIGHT_KEY;
+import static org.hadoophpc.net.TransportConfigKeys.MAX_MESSAGE_SIZE_KEY;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+
+import org.apache.hadoop.conf.Configuration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The transport contract, as one suite every implementation passes unchanged: a subclass only
+ * says how to make its transport ({@link #newTransport}) and, for RDMA, where to bind
+ * ({@link #bindAddress}). Each test starts a server and a client transport in this JVM, checks
+ * contents by pattern or checksum, and ends by closing both and checking that neither pool has a
+ * buffer outstanding. No assertion depends on timing; waits are bounded only to never hang.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class TransportConformanceTest {
+  /** Bound of every wait: generous, only there so that a broken transport fails, not hangs. */
+  protected static final long WAIT_SECONDS = 30;
+  private static final int MIB = 1 << 20;
+
+  private final List<Transport> transports = new ArrayList<>();
+  private final List<Buffer> exposed = new ArrayList<>();
+  protected Transport server;
+  protected Transport client;
+  protected Listener listener;
+  protected Connection connection;
+
+  /** A new transport of the kind under test. */
+  protected abstract Transport newTransport(Configuration conf) throws Exception;
+
+  /** Where servers listen; a verbs subclass returns its RDMA interface's address. */
+  protected InetSocketAddress bindAddress() {
+    return new InetSocketAddress("127.0.0.1", 0);
+  }
+
+  /** Configuration every test starts from; tests override single keys. */
+  protected Configuration baseConf() {
+    Configuration c = new Configuration(false);
+    c.set(IO_TIMEOUT_KEY, "20s");
+    c.set(CONNECT_TIMEOUT_KEY, "10s");
+    c.set(BUFFER_POOL_MAX_KEY, "256m");
+    c.set(MAX_MESSAGE_SIZE_KEY, "16m");
+    c.set(MAX_INFLIGHT_KEY, "64");
+    return c;
+  }
+
+  private Configuration conf(String... keysAndValues) {
+    Configuration c = baseConf();
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      c.set(keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return c;
+  }
+
+  private Transport track(Transport t) {
+    transports.add(t);
+    return t;
+  }
+
+  /** Starts a server with {@code handler}, a client, and connects them. */
+  protected void start(Configuration conf, RequestHandler handler) throws Exception {
+    server = track(newTransport(conf));
+    client = track(newTransport(conf));
+    listener = server.listen(bindAddress(), handler);
+    connection = client.connect(listener.address()).get(WAIT_SECONDS, TimeUnit.SECONDS);
+  }
+
+  @AfterEach
+  void closeAndCheckForLeaks() throws Exception {
+    for (Buffer b : exposed) {
+      b.release();
+    }
+    IOException failure = null;
+    for (Transport t : transports) {
+      try {
+        t.close();
+      } catch (IOException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    for (Transport t : transports) {
+      assertEquals(0, t.bufferPool().outstandingBuffers(), t.name()
+          + " transport leaked buffers: " + t.bufferPool());
+    }
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  /** Fills {@code size} bytes from position 0 with a pattern depending on {@code seed}. */
+  protected static Buffer filled(BufferPool pool, int size, long seed) {
+    Buffer b = pool.allocate(size);
+    assertNotNull(b, "pool exhausted: " + pool);
+    ByteBuffer n = b.nio();
+    for (int i = 0; i < size; i++) {
+      n.put(i, pattern(seed, i));
+    }
+    return b;
+  }
+
+  private static byte pattern(long seed, int i) {
+    return (byte) (seed * 131 + i * 31 + (i >>> 11));
+  }
+
+  protected static long crc(ByteBuffer b) {
+    CRC32 crc = new CRC32();
+    crc.update(b.duplicate());
+    return crc.getValue();
+  }
+
+  private static <T extends Throwable> T failure(CompletableFuture<?> f, Class<T> type)
+      throws Exception {
+    ExecutionException e = assertThrows(ExecutionException.class,
+        () -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertInstanceOf(type, e.getCause(), "expected " + type.getSimpleName() + ", got " + e);
+    assertNotNull(e.getCause().getMessage());
+    return type.cast(e.getCause());
+  }
+
+  private static <T> T await(CompletableFuture<T> f) throws Exception {
+    assertNotNull(f, "unexpected back-pressure");
+    return f.get(WAIT_SECONDS, TimeUnit.SECONDS);
+  }
+
+  /** Answers each request with a copy of it. */
+  protected RequestHandler echo() {
+    return (conn, request, responder) -> {
+      Buffer response = server.bufferPool().allocate(request.readableBytes());
+      if (response == null) {
+        request.release();
+        responder.fail("server pool exhausted");
+        return;
+      }
+      response.nio().put(request.nio()).flip();
+      request.release();
+      responder.respond(response);
+    };
+  }
+
+  /** Answers each request with its length and CRC32 (12 bytes). */
+  protected RequestHandler checksum() {
+    return (conn, request, responder) -> {
+      int length = request.readableBytes();
+      long sum = crc(request.nio());
+      request.release();
+      Buffer response = server.bufferPool().allocate(12);
+      response.nio().putInt(length).putLong(sum).flip();
+      responder.respond(response);
+    };
+  }
+
+  /** Sends {@code size} bytes and checks the echo; the response is released. */
+  private void echoRoundTrip(int size, long seed) throws Exception {
+    Buffer request = filled(client.bufferPool(), size, seed);
+    long sum = crc(request.nio());
+    Buffer response = await(connection.request(request));
+    try {
+      assertEquals(size, response.readableBytes());
+      assertEquals(sum, crc(response.nio()), "echo of " + size + " bytes differs");
+      if (size > 0) {
+        assertEquals(pattern(seed, size - 1), response.nio().get(response.nio().limit() - 1));
+      }
+    } finally {
+      response.release();
+    }
+  }
+
+  /** A server buffer of {@code size} bytes filled with a pattern, exposed for one-sided use. */
+  private RemoteRegion exposeFilled(int size, long seed) throws Exception {
+    Buffer b = filled(server.bufferPool(), size, seed);
+    exposed.add(b);
+    RemoteRegion r = server.expose(b);
+    // The descriptor travels in messages: check it survives its encoding.
+    ByteBuffer wire = ByteBuffer.allocate(RemoteRegion.BYTES);
+    r.writeTo(wire);
+    wire.flip();
+    RemoteRegion copy = RemoteRegion.readFrom(wire);
+    assertEquals(r, copy);
+    assertTrue(copy.length() >= size);
+    return copy;
+  }
+
+  private Buffer exposedBuffer(int index) {
+    return exposed.get(index);
+  }
+
+  // ------------------------------------------------------------------ ordering
+
+  @Test
+  void sequentialRequestsGetTheirOwnResponses() throws Exception {
+    start(baseConf(), echo());
+    for (int i = 0; i < 500; i++) {
+      Buffer request = client.bufferPool().allocate(64);
+      request.nio().putInt(0, i).putLong(4, i * 7919L);
+      Buffer response = await(connection.request(request));
+      assertEquals(64, response.readableBytes());
+      assertEquals(i, response.nio().getInt(0));
+      assertEquals(i * 7919L, response.nio().getLong(4));
+      response.release();
+    }
+    assertEquals(0, connection.inFlight());
+  }
+
+  @Test
+  void pipelinedRequestsAnsweredOutOfOrderMatchTheirResponses() throws Exception {
+    // The handler answers each batch of 8 in reverse order, so matching must be by operation.
+    int batch = 8;
+    Queue<Object[]> held = new ArrayDeque<>();
+    start(baseConf(), (conn, request, responder) -> {
+      held.add(new Object[] {request, responder});
+      if (held.size() == batch) {
+        Object[][] all = held.toArray(new Object[0][]);
+        held.clear();
+        for (int i = all.length - 1; i >= 0; i--) {
+          ((RequestHandler.Responder) all[i][1]).respond((Buffer) all[i][0]);
+        }
+      }
+    });
+    for (int round = 0; round < 100; round++) {
+      List<CompletableFuture<Buffer>> futures = new ArrayList<>();
+      for (int i = 0; i < batch; i++) {
+        Buffer request = filled(client.bufferPool(), 100 + i, round * batch + i);
+        request.nio().putInt(0, round * batch + i);
+        CompletableFuture<Buffer> f = connection.request(request);
+        assertNotNull(f);
+        futures.add(f);
+      }
+      for (int i = 0; i < batch; i++) {
+        Buffer response = await(futures.get(i));
+        assertEquals(100 + i, response.readableBytes());
+        assertEquals(round * batch + i, response.nio().getInt(0));
+        assertEquals(pattern(round * batch + i, 99 + i), response.nio().get(99 + i));
+        response.release();
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ sizes
+
+  @ParameterizedTest(name = "{0} bytes")
+  @ValueSource(ints = {0, 1, 4096, 64 << 10, MIB, 8 * MIB, 16 * MIB})
+  void messagesOfEverySizeUpToTheMaximumArriveIntact(int size) throws Exception {
+    start(baseConf(), echo());
+    assertEquals(16 * MIB, TransportConf.from(baseConf()).maxMessageSize());
+    echoRoundTrip(size, size);
+    echoRoundTrip(size, size + 1);
+  }
+
+  @Test
+  void messagesAboveTheMaximumAreRejectedBeforeSending() throws Exception {
+    start(conf(MAX_MESSAGE_SIZE_KEY, "64k", BUFFER_SLAB_SIZE_KEY, "256k"), echo());
+    int max = 64 << 10;
+    assertThrows(IllegalArgumentException.class, () -> client.bufferPool().allocate(max + 1));
+    try (BufferPool bigger = new BufferPool(4L * max, 2 * max, 2 * max,
+        BufferPool.MemoryRegistrar.NONE)) {
+      Buffer big = bigger.allocate(max + 1);
+      assertThrows(IllegalArgumentException.class, () -> connection.request(big));
+      assertEquals(1, big.refCnt(), "a rejected request stays the caller's");
+      RemoteRegion region = exposeFilled(4096, 1);
+      assertThrows(IllegalArgumentException.class, () -> connection.write(big, region, 0));
+      Buffer dst = client.bufferPool().allocate(max);
+      assertThrows(IllegalArgumentException.class, () -> connection.read(region, 0, max + 1,
+          dst));
+      dst.release();
+      big.release();
+    }
+    echoRoundTrip(max, 3);
+  }
+
+  // ------------------------------------------------------------------ one-sided
+
+  @Test
+  void oneSidedReadsOfWholeRegionPartsAndOffsets() throws Exception {
+    start(baseConf(), echo());
+    int size = 256 << 10;
+    RemoteRegion region = exposeFilled(size, 42);
+    ByteBuffer source = exposedBuffer(0).nio();
+
+    Buffer whole = client.bufferPool().allocate(size);
+    assertNull(await(connection.read(region, 0, size, whole)));
+    assertEquals(size, whole.nio().position(), "the destination's position advances");
+    assertEquals(-1, whole.nio().flip().mismatch(source.slice(0, size)));
+    whole.release();
+
+    int[][] parts = {{0, 1}, {12345, 100}, {size - 4096, 4096}, {77, 65536}, {size, 0}};
+    for (int[] p : parts) {
+      Buffer dst = client.bufferPool().allocate(p[1] + 10);
+      dst.nio().position(10);
+      assertNull(await(connection.read(region, p[0], p[1], dst)));
+      assertEquals(10 + p[1], dst.nio().position());
+      assertEquals(-1, dst.nio().slice(10, p[1]).mismatch(source.slice(p[0], p[1])),
+          "read of " + p[1] + " bytes at " + p[0]);
+      dst.release();
+    }
+  }
+
+  @Test
+  void oneSidedWritesOfWholeRegionPartsAndOffsets() throws Exception {
+    start(baseConf(), echo());
+    int size = 256 << 10;
+    RemoteRegion region = exposeFilled(size, 1);
+    ByteBuffer target = exposedBuffer(0).nio();
+
+    Buffer whole = filled(client.bufferPool(), size, 2);
+    assertNull(await(connection.write(whole, region, 0)));
+    assertEquals(-1, target.slice(0, size).mismatch(whole.nio().slice(0, size)));
+    whole.release();
+
+    int[][] parts = {{0, 1}, {4321, 1000}, {size - 65536, 65536}, {size, 0}};
+    for (int[] p : parts) {
+      Buffer src = filled(client.bufferPool(), p[1], p[0] + 3);
+      ByteBuffer before = ByteBuffer.allocate(size).put(target.duplicate().clear()).flip();
+      assertNull(await(connection.write(src, region, p[0])));
+      assertEquals(-1, target.slice(p[0], p[1]).mismatch(src.nio().slice(0, p[1])),
+          "write of " + p[1] + " bytes at " + p[0]);
+      assertEquals(-1, target.slice(0, p[0]).mismatch(before.slice(0, p[0])),
+          "bytes before the write changed");
+      int after = p[0] + p[1];
+      assertEquals(-1, target.slice(after, size - after).mismatch(before.slice(after,
+          size - after)), "bytes after the write changed");
+      src.release();
+    }
+    // A write then a read of the same place sees the write.
+    Buffer src = filled(client.bufferPool(), 5000, 9);
+    await(connection.write(src, region, 999));
+    Buffer dst = client.bufferPool().allocate(5000);
+    await(connection.read(region, 999, 5000, dst));
+    assertEquals(-1, dst.nio().flip().mismatch(src.nio().slice(0, 5000)));
+    src.release();
+    dst.release();
+  }
+
+  @Test
+  void outOfBoundsOneSidedOperationsFailAloneWithTheProblemNamed() throws Exception {
+    start(baseConf(), echo());
+    RemoteRegion region = exposeFilled(8192, 5);
+    long length = region.length();
+    Buffer dst = client.bufferPool().allocate(4096);
+    TransportException e = failure(connection.read(region, length - 10, 20, dst),
+        TransportException.class);
+    assertFalse(e instanceof ConnectionClosedException, e.toString());
+    dst.release();
+    Buffer src = filled(client.bufferPool(), 4096, 6);
+    e = failure(connection.write(src, region, length - 100), TransportException.class);
+    assertFalse(e instanceof ConnectionClosedException, e.toString());
+    src.release();
+    // The connection is still good for everything.
+    assertTrue(connection.isOpen());
+    Buffer ok = client.bufferPool().allocate(100);
+    await(connection.read(region, 0, 100, ok));
+    ok.release();
+    echoRoundTrip(4096, 7);
+  }
+
+  @Test
+  void unexposedRegionsFailOneSidedOperations() throws Exception {
+    start(baseConf(), echo());
+    RemoteRegion region = exposeFilled(8192, 5);
+    Buffer dst = client.bufferPool().allocate(4096);
+    await(connection.read(region, 0, 4096, dst));
+    server.unexpose(region);
+    dst.nio().clear();
+    TransportException e = failure(connection.read(region, 0, 4096, dst),
+        TransportException.class);
+    assertFalse(e instanceof ConnectionClosedException, e.toString());
+    dst.nio().clear();
+    e = failure(connection.write(dst, region, 0), TransportException.class);
+    assertFalse(e instanceof ConnectionClosedException, e.toString());
+    dst.release();
+    assertTrue(connection.isOpen());
+    echoRoundTrip(100, 8);
+  }
+
+  // ------------------------------------------------------------------ concurrency
+
+  @Test
+  void manyConnectionsFromManyThreadsWithRequestsInFlight() throws Exception {
+    int clients = 32;
+    int threads = 4;
+    int perConnection = 40;
+    int window = 4;
+    start(baseConf(), checksum());
+    List<Connection> connections = new ArrayList<>();
+    connections.add(connection);
+    for (int i = 1; i < clients; i++) {
+      connections.add(await(client.connect(listener.address())));
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<Integer>> results = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int first = t;
+        results.add(pool.submit(() -> {
+          int verified = 0;
+          for (int c = first; c < clients; c += threads) {
+            Connection conn = connections.get(c);
+            ArrayDeque<Object[]> inFlight = new ArrayDeque<>();
+            for (int i = 0; i < perConnection || !inFlight.isEmpty(); ) {
+              if (i < perConnection && inFlight.size() < window) {
+                int size = 1 + (c * 7919 + i * 104729) % (128 << 10);
+                Buffer request = filled(client.bufferPool(), size, c * 1000L + i);
+                long sum = crc(request.nio());
+                CompletableFuture<Buffer> f = conn.request(request);
+                assertNotNull(f);
+                inFlight.add(new Object[] {f, size, sum});
+                i++;
+              } else {
+                Object[] o = inFlight.poll();
+                @SuppressWarnings("unchecked")
+                Buffer response = await((CompletableFuture<Buffer>) o[0]);
+                assertEquals((int) o[1], response.nio().getInt(0));
+                assertEquals((long) o[2], response.nio().getLong(4));
+                response.release();
+                verified++;
+              }
+            }
+          }
+          return verified;
+        }));
+      }
+      int total = 0;
+      for (Future<Integer> r : results) {
+        total += r.get(WAIT_SECONDS * 2, TimeUnit.SECONDS);
+      }
+      assertEquals(clients * perConnection, total);
+    } finally {
+      pool.shutdownNow();
+    }
+    for (Connection c : connections) {
+      c.close();
+    }
+  }
+
+  // ------------------------------------------------------------------ back-pressure
+
+  @Test
+  void backPressureReturnsNullBeyondMaxInflightAndRecovers() throws Exception {
+    Queue<RequestHandler.Responder> held = new ConcurrentLinkedQueue<>();
+    Queue<Buffer> heldRequests = new ConcurrentLinkedQueue<>();
+    CountDownLatch arrived = new CountDownLatch(4);
+    start(conf(MAX_INFLIGHT_KEY, "4"), (conn, request, responder) -> {
+      heldRequests.add(request);
+      held.add(responder);
+      arrived.countDown();
+    });
+    RemoteRegion region = exposeFilled(4096, 1);
+    List<CompletableFuture<Buffer>> futures = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      Buffer request = client.bufferPool().allocate(16);
+      request.nio().putInt(0, i);
+      CompletableFuture<Buffer> f = connection.request(request);
+      assertNotNull(f, "call " + (i + 1) + " of max.inflight=4");
+      futures.add(f);
+    }
+    assertEquals(4, connection.inFlight());
+    Buffer fifth = client.bufferPool().allocate(16);
+    assertNull(connection.request(fifth), "the 5th call is back-pressure");
+    assertEquals(1, fifth.refCnt(), "the caller keeps its buffer under back-pressure");
+    Buffer dst = client.bufferPool().allocate(16);
+    assertNull(connection.read(region, 0, 16, dst));
+    assertNull(connection.write(dst, region, 0));
+
+    assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
+    // Answered from this (non-transport) thread.
+    while (!held.isEmpty()) {
+      held.poll().respond(heldRequests.poll());
+    }
+    for (int i = 0; i < 4; i++) {
+      Buffer response = await(futures.get(i));
+      assertEquals(i, response.nio().getInt(0));
+      response.release();
+    }
+    assertNull(await(connection.read(region, 0, 16, dst)));
+    dst.release();
+    CompletableFuture<Buffer> f = connection.request(fifth);
+    assertNotNull(f, "calls succeed again once responses arrived");
+    // Answer this one too once it arrives.
+    waitFor(() -> !held.isEmpty(), "the request after back-pressure arrives");
+    held.poll().respond(heldRequests.poll());
+    await(f).release();
+  }
+
+  @Test
+  void poolAllocationReturnsNullAtItsBound() throws Exception {
+    Transport t = track(newTransport(conf(BUFFER_POOL_MAX_KEY, "1m", BUFFER_SLAB_SIZE_KEY,
+        "256k", MAX_MESSAGE_SIZE_KEY, "64k")));
+    BufferPool pool = t.bufferPool();
+    List<Buffer> taken = new ArrayList<>();
+    Buffer b;
+    while ((b = pool.allocate(64 << 10)) != null) {
+      taken.add(b);
+      assertTrue(taken.size() <= 16, "pool grew beyond its bound: " + pool);
+    }
+    assertFalse(taken.isEmpty());
+    assertTrue(pool.reservedBytes() <= pool.maxBytes(), pool.toString());
+    assertTrue(pool.exhaustedCount() > 0);
+    assertNull(pool.allocate(4096), "no room for a smaller class either: " + pool);
+    taken.remove(0).release();
+    Buffer again = pool.allocate(64 << 10);
+    assertNotNull(again, "memory is reusable after a release");
+    again.release();
+    for (Buffer x : taken) {
+      x.release();
+    }
+    assertTrue(pool.reservedBytes() <= pool.maxBytes(), pool.toString());
+  }
+
+  @Test
+  void receiverWithExhaustedPoolCatchesUpOnceMemoryReturns() throws Exception {
+    // The server's pool holds four 64 KiB chunks and the handler keeps the first four requests,
+    // so the fifth cannot be received until this test answers them (with the request buffers).
+    Queue<Object[]> held = new ArrayDeque<>();
+    boolean[] released = {false};
+    Configuration serverConf = conf(BUFFER_POOL_MAX_KEY, "256k", BUFFER_SLAB_SIZE_KEY, "64k",
+        MAX_MESSAGE_SIZE_KEY, "64k");
+    server = track(newTransport(serverConf));
+    client = track(newTransport(conf(MAX_MESSAGE_SIZE_KEY, "64k")));
+    listener = server.listen(bindAddress(), (conn, request, responder) -> {
+      synchronized (held) {
+        if (!released[0]) {
+          held.add(new Object[] {request, responder});
+          return;
+        }
+      }
+      responder.respond(request);
+    });
+    connection = await(client.connect(listener.address()));
+    List<CompletableFuture<Buffer>> futures = new ArrayList<>();
+    List<Long> sums = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      Buffer request = filled(client.bufferPool(), 64 << 10, i);
+      sums.add(crc(request.nio()));
+      futures.add(connection.request(request));
+    }
+    waitFor(() -> {
+      synchronized (held) {
+        return held.size() == 4 && server.bufferPool().exhaustedCount() > 0;
+      }
+    }, "four requests held and the server's pool exhausted by the fifth");
+    synchronized (held) {
+      released[0] = true;
+      for (Object[] o; (o = held.poll()) != null; ) {
+        ((RequestHandler.Responder) o[1]).respond((Buffer) o[0]);
+      }
+    }
+    for (int i = 0; i < 8; i++) {
+      Buffer response = await(futures.get(i));
+      assertEquals(sums.get(i), crc(response.nio()));
+      response.release();
+    }
+    assertTrue(held.isEmpty());
+  }
+
+  // ------------------------------------------------------------------ failures
+
+  @Test
+  void unansweredRequestTimesOut() throws Exception {
+    Queue<RequestHandler.Responder> ignored = new ConcurrentLinkedQueue<>();
+    start(conf(IO_TIMEOUT_KEY, "1s"), (conn, request, responder) -> {
+      boolean answer = request.nio().get(0) == 1;
+      if (answer) {
+        responder.respond(request);
+      } else {
+        request.release();
+        ignored.add(responder);
+      }
+    });
+    Buffer request = client.bufferPool().allocate(8);
+    request.nio().put(0, (byte) 0);
+    TransportTimeoutException e = failure(connection.request(request),
+        TransportTimeoutException.class);
+    assertTrue(e.getMessage().contains(String.valueOf(listener.address().getPort())),
+        "names the peer: " + e.getMessage());
+    assertEquals(0, connection.inFlight());
+    // A late answer is dropped (and released) by the client; the connection stays usable.
+    Buffer late = server.bufferPool().allocate(8);
+    ignored.poll().respond(late);
+    Buffer next = client.bufferPool().allocate(8);
+    next.nio().put(0, (byte) 1);
+    await(connection.request(next)).release();
+  }
+
+  @Test
+  void serverDeathFailsEveryPendingOperation() throws Exception {
+    Queue<RequestHandler.Responder> held = new ConcurrentLinkedQueue<>();
+    start(baseConf(), (conn, request, responder) -> {
+      request.release();
+      held.add(responder);
+    });
+    RemoteRegion region = exposeFilled(1 << 20, 3);
+    List<CompletableFuture<?>> requests = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      requests.add(connection.request(filled(client.bufferPool(), 64 << 10, i)));
+    }
+    List<Buffer> destinations = new ArrayList<>();
+    List<CompletableFuture<Void>> reads = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      Buffer dst = client.bufferPool().allocate(1 << 20);
+      destinations.add(dst);
+      reads.add(connection.read(region, 0, 1 << 20, dst));
+    }
+    waitFor(() -> held.size() == 5, "the server holds all five requests");
+    server.close();
+    for (CompletableFuture<?> f : requests) {
+      failure(f, ConnectionClosedException.class);
+    }
+    for (CompletableFuture<Void> f : reads) {
+      // A read may have completed before the close; if not, it fails as closed.
+      try {
+        f.get(WAIT_SECONDS, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        assertInstanceOf(ConnectionClosedException.class, e.getCause());
+      }
+    }
+    for (Buffer d : destinations) {
+      d.release();
+    }
+    // Answers after the death go nowhere and leak nothing.
+    held.poll().fail("too late");
+    waitUntilClosed(connection);
+    Buffer after = client.bufferPool().allocate(8);
+    failure(connection.request(after), ConnectionClosedException.class);
+  }
+
+  @Test
+  void clientCloseDuringIoFailsPendingOperationsAndServerSeesClose() throws Exception {
+    CountDownLatch serverClosed = new CountDownLatch(1);
+    CountDownLatch arrived = new CountDownLatch(3);
+    Queue<RequestHandler.Responder> held = new ConcurrentLinkedQueue<>();
+    start(baseConf(), new RequestHandler() {
+      @Override
+      public void onRequest(Connection conn, Buffer request, Responder responder) {
+        request.release();
+        held.add(responder);
+        arrived.countDown();
+      }
+
+      @Override
+      public void onClose(Connection conn) {
+        serverClosed.countDown();
+      }
+    });
+    List<CompletableFuture<Buffer>> pending = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      pending.add(connection.request(filled(client.bufferPool(), 4096, i)));
+    }
+    // One more large request, likely still being written when the close comes.
+    pending.add(connection.request(filled(client.bufferPool(), 8 * MIB, 4)));
+    assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
+    connection.close();
+    assertFalse(connection.isOpen());
+    for (CompletableFuture<Buffer> f : pending) {
+      failure(f, ConnectionClosedException.class);
+    }
+    assertTrue(serverClosed.await(WAIT_SECONDS, TimeUnit.SECONDS), "server onClose ran");
+    for (RequestHandler.Responder r : held) {
+      r.fail("too late");
+    }
+  }
+
+  @Test
+  void handlerFailureMessageReachesTheClient() throws Exception {
+    start(baseConf(), (conn, request, responder) -> {
+      request.release();
+      responder.fail("no such block blk_42");
+    });
+    TransportException e = failure(connection.request(client.bufferPool().allocate(10)),
+        TransportException.class);
+    assertTrue(e.getMessage().contains("no such block blk_42"), e.getMessage());
+    assertTrue(connection.isOpen());
+  }
+
+  @Test
+  void respondingTwiceIsAProgrammingError() throws Exception {
+    CompletableFuture<Throwable> second = new CompletableFuture<>();
+    start(baseConf(), (conn, request, responder) -> {
+      responder.respond(request);
+      try {
+        responder.fail("again");
+        second.complete(null);
+      } catch (IllegalStateException e) {
+        second.complete(e);
+      }
+    });
+    await(connection.request(client.bufferPool().allocate(10))).release();
+    assertInstanceOf(IllegalStateException.class, second.get(WAIT_SECONDS, TimeUnit.SECONDS));
+  }
+
+  @Test
+  void throwingHandlerFailsOnlyThatRequest() throws Exception {
+    start(baseConf(), (conn, request, responder) -> {
+      if (request.nio().get(0) == 1) {
+        request.release();
+        throw new IllegalStateException("handler bug");
+      }
+      responder.respond(request);
+    });
+    Buffer bad = client.bufferPool().allocate(4);
+    bad.nio().put(0, (byte) 1);
+    failure(connection.request(bad), TransportException.class);
+    assertTrue(connection.isOpen());
+    for (int i = 0; i < 3; i++) {
+      Buffer good = client.bufferPool().allocate(4);
+      good.nio().put(0, (byte) 2);
+      Buffer response = await(connection.request(good));
+      assertEquals(2, response.nio().get(0));
+      response.release();
+    }
+  }
+
+  @Test
+  void connectingWhereNobodyListensFails() throws Exception {
+    Transport t = track(newTransport(baseConf()));
+    InetSocketAddress bind = bindAddress();
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, bind.getAddress())) {
+      port = s.getLocalPort();
+    }
+    failure(t.connect(new InetSocketAddress(bind.getAddress(), port)),
+        TransportException.class);
+  }
+
+  @Test
+  void closeIsIdempotentAndLaterOperationsFailFast() throws Exception {
+    start(baseConf(), echo());
+    RemoteRegion region = exposeFilled(4096, 1);
+    echoRoundTrip(10, 1);
+    connection.close();
+    connection.close();
+    assertFalse(connection.isOpen());
+    failure(connection.request(client.bufferPool().allocate(8)), ConnectionClosedException.class);
+    Buffer dst = client.bufferPool().allocate(8);
+    failure(connection.read(region, 0, 8, dst), ConnectionClosedException.class);
+    failure(connection.write(dst, region, 0), ConnectionClosedException.class);
+    dst.release();
+
+    Connection second = await(client.connect(listener.address()));
+    Buffer afterClose = client.bufferPool().allocate(8);
+    client.close();
+    client.close();
+    waitUntilClosed(second);
+    failure(second.request(afterClose), ConnectionClosedException.class);
+    failure(client.connect(listener.address()), TransportException.class);
+    listener.close();
+    listener.close();
+    server.close();
+    server.close();
+    assertThrows(IOException.class, () -> server.listen(bindAddress(), echo()));
+  }
+
+  /** Waits (bounded) for a condition another thread brings about. */
+  protected static void waitFor(java.util.function.BooleanSupplier condition, String what)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+    while (!condition.getAsBoolean()) {
+      assertTrue(System.nanoTime() < deadline, "timed out waiting until " + what);
+      Thread.sleep(2);
+    }
+  }
+
+  private static void waitUntilClosed(Connection c) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+    while (c.isOpen() && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertFalse(c.isOpen(), "connection noticed the close");
+  }
+}

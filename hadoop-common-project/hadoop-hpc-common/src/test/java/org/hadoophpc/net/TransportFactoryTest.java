@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.function.Supplier;
 
-import org.apache.hadoop.conf.Configuration;
 import org.hadoophpc.nativeio.RdmaDevices;
 import org.junit.jupiter.api.Test;
 
@@ -20,11 +19,7 @@ class TransportFactoryTest {
     "mlx5_phantom\t1\tInfiniBand\tACTIVE\t4096\t7\t1\t0002c90300a0b1c2\t16.35.2000\t0\t\t"});
 
   private static TransportConf conf(String... kv) {
-    Configuration c = new Configuration(false);
-    for (int i = 0; i < kv.length; i += 2) {
-      c.set(kv[i], kv[i + 1]);
-    }
-    return TransportConf.from(c);
+    return TransportSelectorTest.conf(kv);
   }
 
   @Test

@@ -23,7 +23,8 @@ class TransportSelectorTest {
   private static final Supplier<RdmaDevices> DEVICES = () -> RdmaDevices.fromRecords(IB_AND_ROCE);
   private static final Supplier<RdmaDevices> NONE = () -> RdmaDevices.fromRecords(new String[0]);
 
-  private static TransportConf conf(String... kv) {
+  /** A transport configuration from key/value pairs, no defaults files (shared by tests). */
+  static TransportConf conf(String... kv) {
     Configuration c = new Configuration(false);
     for (int i = 0; i < kv.length; i += 2) {
       c.set(kv[i], kv[i + 1]);

@@ -35,6 +35,9 @@ public final class DaemonCheck {
 
   private static final Map<String, List<Listener>> LISTENERS = new LinkedHashMap<>();
 
+  private static final String HPC_SHUFFLE_PORT = "mapreduce.hpc.shuffle.port";
+  private static final String HPC_SHUFFLE_HANDLER = "org.hadoophpc.yarn.shuffle.HpcShuffleHandler";
+
   static {
     LISTENERS.put("namenode", List.of(
         new Listener("dfs.namenode.rpc-address", "dfs.namenode.rpc-bind-host"),
@@ -58,7 +61,9 @@ public final class DaemonCheck {
         new Listener("yarn.nodemanager.localizer.address", "yarn.nodemanager.bind-host"),
         new Listener("yarn.nodemanager.webapp.address", "yarn.nodemanager.bind-host"),
         // Stock ShuffleHandler binds the wildcard address; there is no bind-host key for it.
-        new Listener("mapreduce.shuffle.port", null)));
+        new Listener("mapreduce.shuffle.port", null),
+        // hadoop-hpc's HpcShuffleHandler (as mapreduce_shuffle) adds the transport listener.
+        new Listener(HPC_SHUFFLE_PORT, "mapreduce.hpc.shuffle.bind-host")));
     LISTENERS.put("historyserver", List.of(
         new Listener("mapreduce.jobhistory.address", "mapreduce.jobhistory.bind-host"),
         new Listener("mapreduce.jobhistory.webapp.address", "mapreduce.jobhistory.bind-host"),
@@ -72,7 +77,7 @@ public final class DaemonCheck {
   static Configuration loadConfiguration() {
     Configuration conf = new Configuration();
     for (String r : new String[] {"hdfs-default.xml", "hdfs-site.xml", "yarn-default.xml",
-        "yarn-site.xml", "mapred-default.xml", "mapred-site.xml"}) {
+        "yarn-site.xml", "mapred-default.xml", "hpc-shuffle-default.xml", "mapred-site.xml"}) {
       if (conf.getClassLoader().getResource(r) != null) {
         conf.addResource(r);
       }
@@ -98,10 +103,16 @@ public final class DaemonCheck {
       }
       String host;
       int port;
-      if ("mapreduce.shuffle.port".equals(l.addressKey())) {
+      if ("mapreduce.shuffle.port".equals(l.addressKey())
+          || HPC_SHUFFLE_PORT.equals(l.addressKey())) {
         if (!conf.getTrimmedStringCollection("yarn.nodemanager.aux-services")
             .contains("mapreduce_shuffle")) {
           continue;
+        }
+        if (HPC_SHUFFLE_PORT.equals(l.addressKey()) && (!HPC_SHUFFLE_HANDLER.equals(
+            conf.getTrimmed("yarn.nodemanager.aux-services.mapreduce_shuffle.class"))
+            || conf.getInt("mapreduce.hpc.shuffle.port.range", 1) > 1)) {
+          continue; // not running, or any free port of a range will do
         }
         host = "0.0.0.0";
         port = Integer.parseInt(value);

@@ -4,6 +4,7 @@
 package org.hadoophpc.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -77,6 +78,25 @@ class DaemonCheckTest {
     conf.set("yarn.nodemanager.aux-services", "mapreduce_shuffle");
     assertEquals(13562,
         DaemonCheck.bindAddresses(conf, "nodemanager").get("mapreduce.shuffle.port").getPort());
+  }
+
+  @Test
+  void hpcShufflePortOnlyWhenHpcShuffleHandlerRunsWithOnePort() {
+    Configuration conf = new Configuration(false);
+    conf.set("yarn.nodemanager.aux-services", "mapreduce_shuffle");
+    conf.set("mapreduce.hpc.shuffle.port", "13563");
+    assertFalse(DaemonCheck.bindAddresses(conf, "nodemanager")
+        .containsKey("mapreduce.hpc.shuffle.port"), "stock handler: no hpc port");
+    conf.set("yarn.nodemanager.aux-services.mapreduce_shuffle.class",
+        "org.hadoophpc.yarn.shuffle.HpcShuffleHandler");
+    assertEquals(13563, DaemonCheck.bindAddresses(conf, "nodemanager")
+        .get("mapreduce.hpc.shuffle.port").getPort());
+    conf.set("mapreduce.hpc.shuffle.bind-host", "127.0.0.1");
+    assertEquals("127.0.0.1", DaemonCheck.bindAddresses(conf, "nodemanager")
+        .get("mapreduce.hpc.shuffle.port").getHostString());
+    conf.set("mapreduce.hpc.shuffle.port.range", "4");
+    assertFalse(DaemonCheck.bindAddresses(conf, "nodemanager")
+        .containsKey("mapreduce.hpc.shuffle.port"), "a range takes any free port");
   }
 
   @Test

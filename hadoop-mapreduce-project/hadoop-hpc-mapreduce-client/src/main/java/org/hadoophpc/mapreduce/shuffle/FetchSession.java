@@ -1,0 +1,74 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.mapreduce.shuffle;
+
+import java.io.Closeable;
+import java.io.InputStream;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import org.hadoophpc.mapreduce.shuffle.protocol.CloseRequest;
+import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.Connection;
+
+/**
+ * An open fetch: the service has checked the reducer's token, found the partitions it asked for
+ * (see {@link #partitions()}) and started reading their first chunks. Read each with
+ * {@link #stream}; {@link #close} ends the session on the service.
+ */
+public final class FetchSession implements Closeable {
+  private final ShuffleFetchClient client;
+  private final Connection connection;
+  private final OpenResponse response;
+  private final int port;
+
+  FetchSession(ShuffleFetchClient client, Connection connection, OpenResponse response,
+      int port) {
+    this.client = client;
+    this.connection = connection;
+    this.response = response;
+    this.port = port;
+  }
+
+  /** One entry per requested map, in request order. */
+  public List<OpenResponse.Partition> partitions() {
+    return response.partitions();
+  }
+
+  /** The service port that answered. */
+  public int port() {
+    return port;
+  }
+
+  /** The partition of map number {@code i}, streamed with reads in flight. */
+  public InputStream stream(int i) {
+    OpenResponse.Partition p = response.partitions().get(i);
+    if (p.status() != OpenResponse.Status.OK) {
+      throw new IllegalStateException("map #" + i + " is " + p.status() + ": " + p.message());
+    }
+    return new PartitionStream(connection, client.pool(), response.session(), i,
+        p.partLength(), client.chunkSize(), client.conf().fetchInflight(), client.waitMs());
+  }
+
+  /** Ends the session on the service (not waiting for its answer). */
+  @Override
+  public void close() {
+    if (!connection.isOpen()) {
+      return;
+    }
+    Buffer req = client.pool().allocate(CloseRequest.BYTES);
+    if (req == null) {
+      return; // the service drops the session with the connection or its job
+    }
+    new CloseRequest(response.session()).encode(req.nio());
+    req.nio().flip();
+    CompletableFuture<Buffer> f = connection.request(req);
+    if (f == null) {
+      req.release();
+    } else {
+      Futures.release(f);
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.mapreduce.shuffle;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.TransportException;
+
+/** Waiting on transport futures from a fetcher thread, with failures as IOExceptions. */
+final class Futures {
+  private Futures() {
+  }
+
+  /**
+   * Waits for {@code f}. The transport fails every operation after its io timeout; {@code
+   * timeoutMs} is a second bound in case it does not. A failure carrying a service error code
+   * becomes a {@link ShuffleServiceException}.
+   */
+  static <T> T await(CompletableFuture<T> f, long timeoutMs, String what) throws IOException {
+    try {
+      return f.get(timeoutMs, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      release(f);
+      throw new InterruptedIOException("interrupted while waiting for " + what);
+    } catch (TimeoutException e) {
+      release(f);
+      throw new IOException("no answer to " + what + " within " + timeoutMs + " ms");
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof TransportException && ShuffleError.of(c.getMessage()) != null) {
+        throw new ShuffleServiceException(c.getMessage(), c);
+      }
+      if (c instanceof IOException io) {
+        throw new IOException(what + " failed: " + io.getMessage(), io);
+      }
+      throw new IOException(what + " failed: " + c, c);
+    }
+  }
+
+  /** Releases the buffer {@code f} completes with, whenever that happens. */
+  static void release(CompletableFuture<?> f) {
+    f.whenComplete((v, e) -> {
+      if (v instanceof Buffer b) {
+        b.release();
+      }
+    });
+  }
+}

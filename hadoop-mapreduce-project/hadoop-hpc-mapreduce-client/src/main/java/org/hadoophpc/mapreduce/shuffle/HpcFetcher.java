@@ -1,0 +1,231 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.mapreduce.shuffle;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapred.Reporter;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.task.reduce.MapHost;
+import org.apache.hadoop.mapreduce.task.reduce.MapOutput;
+import org.apache.hadoop.mapreduce.task.reduce.MergeManager;
+import org.apache.hadoop.mapreduce.task.reduce.ShuffleClientMetrics;
+import org.apache.hadoop.mapreduce.task.reduce.ShuffleSchedulerImpl;
+import org.apache.hadoop.util.Time;
+import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
+import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One fetcher thread: takes a host from the scheduler, opens a fetch session for the maps it
+ * holds and streams each partition into the output the merge manager reserves. Failures are
+ * reported as stock's fetcher reports them: a map whose output is missing, short or corrupt is a
+ * read error for that map ({@code copyFailed(map, host, true, false)}, which tells the AM); a host
+ * that answers on no port at all is a connect failure for all its maps.
+ */
+final class HpcFetcher<K, V> extends Thread {
+  private static final Logger LOG = LoggerFactory.getLogger(HpcFetcher.class);
+  private static final int STOCK_PROBE_MS = 2000;
+  private static final long BUSY_BACKOFF_MS = 500;
+
+  private final HpcShuffleConsumer<K, V> consumer;
+  private final int id;
+  private final String jobId;
+  private final int reduce;
+  private final ShuffleSchedulerImpl<K, V> scheduler;
+  private final MergeManager<K, V> merger;
+  private final ShuffleClientMetrics metrics;
+  private final Reporter reporter;
+  private final ShuffleFetchClient client;
+  private volatile boolean stopped;
+
+  HpcFetcher(HpcShuffleConsumer<K, V> consumer, int id, JobConf job, TaskAttemptID reduceId,
+      ShuffleSchedulerImpl<K, V> scheduler, MergeManager<K, V> merger,
+      ShuffleClientMetrics metrics, Reporter reporter, ShuffleFetchClient client) {
+    super("hpc-fetcher#" + id);
+    setDaemon(true);
+    this.consumer = consumer;
+    this.id = id;
+    this.jobId = reduceId.getJobID().toString();
+    this.reduce = reduceId.getTaskID().getId();
+    this.scheduler = scheduler;
+    this.merger = merger;
+    this.metrics = metrics;
+    this.reporter = reporter;
+    this.client = client;
+  }
+
+  @Override
+  public void run() {
+    try {
+      while (!stopped && !consumer.fallingBack() && !isInterrupted()) {
+        MapHost host = null;
+        try {
+          merger.waitForResource();
+          host = scheduler.getHost();
+          metrics.threadBusy();
+          copyFromHost(host);
+        } finally {
+          if (host != null) {
+            scheduler.freeHost(host);
+            metrics.threadFree();
+          }
+        }
+      }
+    } catch (InterruptedException | InterruptedIOException e) {
+      // shut down
+    } catch (Throwable t) {
+      if (!stopped) {
+        consumer.reportException(t);
+      }
+    }
+  }
+
+  void shutDown() throws InterruptedException {
+    stopped = true;
+    interrupt();
+    join(10_000);
+  }
+
+  private void copyFromHost(MapHost host) throws IOException {
+    List<TaskAttemptID> maps = scheduler.getMapsForHost(host);
+    if (maps.isEmpty()) {
+      return;
+    }
+    Set<TaskAttemptID> remaining = new LinkedHashSet<>(maps);
+    List<String> ids = new ArrayList<>(maps.size());
+    for (TaskAttemptID m : maps) {
+      ids.add(m.toString());
+    }
+    FetchSession session = null;
+    try {
+      session = open(host, ids, remaining);
+      if (session == null) {
+        return;
+      }
+      for (int i = 0; i < maps.size() && !stopped; i++) {
+        TaskAttemptID map = maps.get(i);
+        OpenResponse.Partition p = session.partitions().get(i);
+        if (p.status() != OpenResponse.Status.OK || p.rawLength() < 0 || p.partLength() < 0) {
+          LOG.warn("fetcher#{}: {} cannot serve {} for reduce {}: {} {}", id, host, map, reduce,
+              p.status(), p.message());
+          metrics.failedFetch();
+          remaining.remove(map);
+          scheduler.copyFailed(map, host, true, false);
+          continue;
+        }
+        MapOutput<K, V> out;
+        try {
+          out = merger.reserve(map, p.rawLength(), id);
+        } catch (IOException e) {
+          scheduler.reportLocalError(e);
+          return;
+        }
+        if (out == null) {
+          LOG.info("fetcher#{}: merge manager asks to wait; {} maps go back", id,
+              remaining.size());
+          return;
+        }
+        long start = Time.monotonicNow();
+        try (InputStream in = session.stream(i)) {
+          LOG.debug("fetcher#{}: {} ({} bytes, {} raw) from {} to {}", id, map, p.partLength(),
+              p.rawLength(), host, out.getDescription());
+          out.shuffle(host, in, p.partLength(), p.rawLength(), metrics, reporter);
+        } catch (InterruptedIOException e) {
+          out.abort();
+          throw e;
+        } catch (InternalError | Exception e) {
+          out.abort();
+          LOG.warn("fetcher#{}: failed to shuffle the output of {} from {} over {}", id, map,
+              host, client.transportName(), e);
+          metrics.failedFetch();
+          remaining.remove(map);
+          scheduler.hostFailed(host.getHostName());
+          scheduler.copyFailed(map, host, true, false);
+          client.forget(host.getHostName());
+          return;
+        }
+        scheduler.copySucceeded(map, host, p.partLength(), start, Time.monotonicNow(), out);
+        remaining.remove(map);
+        metrics.successFetch();
+        consumer.countBytes(p.partLength());
+      }
+    } finally {
+      if (session != null) {
+        session.close();
+      }
+      for (TaskAttemptID left : remaining) {
+        scheduler.putBackKnownMapOutput(host, left);
+      }
+    }
+  }
+
+  /** Opens the session, or handles why not and returns null. */
+  private FetchSession open(MapHost host, List<String> ids, Set<TaskAttemptID> remaining)
+      throws IOException {
+    try {
+      return client.open(host.getHostName(), jobId, reduce, ids);
+    } catch (ServiceUnreachableException e) {
+      if (stockShuffleAnswers(host.getHostName())) {
+        consumer.requestFallback(e.getMessage() + ", while the stock shuffle of "
+            + host.getHostName() + " answers: is yarn.nodemanager.aux-services.mapreduce_shuffle"
+            + ".class=org.hadoophpc.yarn.shuffle.HpcShuffleHandler on that NodeManager, and "
+            + ShuffleConfigKeys.PORT_KEY + " the same for the job and the NodeManager?");
+        return null;
+      }
+      LOG.warn("fetcher#{}: {} is unreachable (neither the hpc nor the stock shuffle answers):"
+          + " reporting its {} maps as failed fetches", id, host, remaining.size(), e);
+      scheduler.hostFailed(host.getHostName());
+      for (TaskAttemptID m : remaining) {
+        metrics.failedFetch();
+        scheduler.copyFailed(m, host, false, true);
+      }
+      remaining.clear();
+      return null;
+    } catch (ShuffleServiceException e) {
+      if (e.code() == ShuffleError.UNKNOWN_JOB) {
+        consumer.requestFallback("the hpc shuffle at " + host.getHostName()
+            + " holds no job token for " + jobId + " (" + e.getMessage() + ")");
+        return null;
+      }
+      if (e.code() == ShuffleError.BUSY) {
+        LOG.info("fetcher#{}: {} is busy; retrying later", id, host);
+        try {
+          Thread.sleep(BUSY_BACKOFF_MS);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new InterruptedIOException("interrupted");
+        }
+        return null;
+      }
+      throw new IOException("the hpc shuffle at " + host.getHostName()
+          + " refused reduce " + reduce + " of " + jobId + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** True when something accepts connections on the stock shuffle port of {@code host}. */
+  private static boolean stockShuffleAnswers(String host) {
+    int colon = host.lastIndexOf(':');
+    if (colon <= 0) {
+      return false;
+    }
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress(host.substring(0, colon),
+          Integer.parseInt(host.substring(colon + 1))), STOCK_PROBE_MS);
+      return true;
+    } catch (IOException | NumberFormatException e) {
+      return false;
+    }
+  }
+}

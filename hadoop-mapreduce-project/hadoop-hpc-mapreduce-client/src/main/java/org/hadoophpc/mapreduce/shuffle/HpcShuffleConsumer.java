@@ -1,0 +1,262 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.mapreduce.shuffle;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapred.RawKeyValueIterator;
+import org.apache.hadoop.mapred.Reporter;
+import org.apache.hadoop.mapred.ShuffleConsumerPlugin;
+import org.apache.hadoop.mapred.Task;
+import org.apache.hadoop.mapred.TaskStatus;
+import org.apache.hadoop.mapreduce.MRJobConfig;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.task.reduce.ExceptionReporter;
+import org.apache.hadoop.mapreduce.task.reduce.Fetcher;
+import org.apache.hadoop.mapreduce.task.reduce.HpcEventFetcherBridge;
+import org.apache.hadoop.mapreduce.task.reduce.MergeManager;
+import org.apache.hadoop.mapreduce.task.reduce.MergeManagerImpl;
+import org.apache.hadoop.mapreduce.task.reduce.Shuffle;
+import org.apache.hadoop.mapreduce.task.reduce.ShuffleClientMetrics;
+import org.apache.hadoop.mapreduce.task.reduce.ShuffleSchedulerImpl;
+import org.hadoophpc.net.Transport;
+import org.hadoophpc.net.TransportConf;
+import org.hadoophpc.net.TransportFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The reducer's hpc shuffle: fetches map outputs from the NodeManagers'
+ * {@code org.hadoophpc.yarn.shuffle.HpcShuffleHandler} over the transport (verbs where an RDMA device is usable, tcp otherwise) and feeds
+ * them to Hadoop's own {@link MergeManagerImpl}, so every key type, comparator, combiner and codec
+ * behaves as with stock. Which maps exist, failed, or were re-run comes from Hadoop's
+ * {@link ShuffleSchedulerImpl} and map-completion event fetcher, and fetch failures are reported
+ * through it, so the AM re-runs lost maps exactly as with stock.
+ *
+ * <p>Enable per job or in mapred-site.xml:
+ * {@code mapreduce.job.reduce.shuffle.consumer.plugin.class=}this class (the NodeManagers
+ * run HpcShuffleHandler as their {@code mapreduce_shuffle}).
+ *
+ * <p>Fallback: when a host's stock shuffle answers but no hpc service does, or the service holds no
+ * token for the job, or the transport cannot open, the task switches to stock's HTTP
+ * {@link Fetcher}s on the same scheduler and merger (keeping what it already fetched), logs the
+ * reason once and counts {@link HpcShuffleCounter#FALLBACKS}; with
+ * {@code mapreduce.hpc.shuffle.strict=true} it fails with that reason instead. Local (uber) runs
+ * and encrypted intermediate data use stock's shuffle from the start.
+ */
+public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, ExceptionReporter {
+  private static final Logger LOG = LoggerFactory.getLogger(HpcShuffleConsumer.class);
+  private static final int PROGRESS_MS = 2000;
+  private static final int MAX_EVENTS_PER_CALL = 10000;
+  private static final int MAX_EVENTS_IN_FLIGHT = 3_000_000;
+
+  private Context<K, V> context;
+  private Shuffle<K, V> stock;
+  private JobConf jobConf;
+  private TaskAttemptID reduceId;
+  private Reporter reporter;
+  private ShuffleSchedulerImpl<K, V> scheduler;
+  private MergeManager<K, V> merger;
+  private ShuffleClientMetrics metrics;
+  private ShuffleConf shuffleConf;
+  private TransportConf transportConf;
+  private Transport transport;
+  private ShuffleFetchClient client;
+  private final List<HpcFetcher<K, V>> fetchers = new ArrayList<>();
+  private final List<Fetcher<K, V>> stockFetchers = new ArrayList<>();
+  private Throwable failure;
+  private String failureThread;
+  private volatile String fallbackReason;
+
+  @Override
+  public void init(Context<K, V> ctx) {
+    this.context = ctx;
+    this.jobConf = ctx.getJobConf();
+    this.reduceId = ctx.getReduceId();
+    this.reporter = ctx.getReporter();
+    String stockWhy = null;
+    if (ctx.getLocalMapFiles() != null) {
+      stockWhy = "the map outputs are local (uber or local job)";
+    } else if (jobConf.getBoolean(MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA,
+        MRJobConfig.DEFAULT_MR_ENCRYPTED_INTERMEDIATE_DATA)) {
+      stockWhy = MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA + "=true is served by stock only";
+    }
+    if (stockWhy != null) {
+      LOG.info("hpc shuffle: using the stock shuffle because {}", stockWhy);
+      stock = new Shuffle<>();
+      stock.init(ctx);
+      return;
+    }
+    // bad values fail the task here with the key named, before anything is fetched
+    shuffleConf = ShuffleConf.from(jobConf);
+    transportConf = TransportConf.from(jobConf);
+    metrics = ShuffleClientMetrics.create(reduceId, jobConf);
+    scheduler = new ShuffleSchedulerImpl<>(jobConf, ctx.getStatus(), reduceId, this,
+        ctx.getCopyPhase(), ctx.getShuffledMapsCounter(), ctx.getReduceShuffleBytes(),
+        ctx.getFailedShuffleCounter());
+    merger = new MergeManagerImpl<>(reduceId, jobConf, ctx.getLocalFS(),
+        ctx.getLocalDirAllocator(), reporter, ctx.getCodec(), ctx.getCombinerClass(),
+        ctx.getCombineCollector(), ctx.getSpilledRecordsCounter(),
+        ctx.getReduceCombineInputCounter(), ctx.getMergedMapOutputsCounter(), this,
+        ctx.getMergePhase(), ctx.getMapOutputFile());
+  }
+
+  @Override
+  public RawKeyValueIterator run() throws IOException, InterruptedException {
+    if (stock != null) {
+      return stock.run();
+    }
+    int perReducer = Math.max(100, MAX_EVENTS_IN_FLIGHT / Math.max(1,
+        jobConf.getNumReduceTasks()));
+    HpcEventFetcherBridge events = HpcEventFetcherBridge.start(reduceId, context.getUmbilical(),
+        scheduler, this, Math.min(MAX_EVENTS_PER_CALL, perReducer));
+    int parallel = jobConf.getInt(MRJobConfig.SHUFFLE_PARALLEL_COPIES, 5);
+    try {
+      openTransport();
+      if (fallbackReason == null) {
+        LOG.info("hpc shuffle: {} fetchers over {} ({})", parallel, transport.name(),
+            shuffleConf);
+        for (int i = 0; i < parallel; i++) {
+          HpcFetcher<K, V> f = new HpcFetcher<>(this, i, jobConf, reduceId, scheduler, merger,
+              metrics, reporter, client);
+          fetchers.add(f);
+          f.start();
+        }
+      }
+      while (!scheduler.waitUntilDone(PROGRESS_MS)) {
+        reporter.progress();
+        checkFailure();
+        if (fallbackReason != null && stockFetchers.isEmpty()) {
+          switchToStock(parallel);
+        }
+      }
+    } finally {
+      events.close();
+      stopFetchers();
+      scheduler.close();
+    }
+    context.getCopyPhase().complete();
+    TaskStatus status = context.getStatus();
+    status.setPhase(TaskStatus.Phase.SORT);
+    Task task = context.getReduceTask();
+    task.statusUpdate(context.getUmbilical());
+    RawKeyValueIterator kv;
+    try {
+      kv = merger.close();
+    } catch (Throwable t) {
+      throw new IOException("error in the final merge of " + reduceId, t);
+    }
+    checkFailure();
+    return kv;
+  }
+
+  private void openTransport() throws IOException {
+    try {
+      transport = TransportFactory.create(jobConf);
+    } catch (IOException | RuntimeException e) {
+      requestFallback("the transport could not open: " + e.getMessage());
+      return;
+    }
+    client = new ShuffleFetchClient(transport, transportConf, shuffleConf,
+        context.getReduceTask().getShuffleSecret());
+  }
+
+  private void switchToStock(int parallel) throws InterruptedException {
+    stopFetchers();
+    LOG.warn("hpc shuffle: falling back to the stock HTTP shuffle for the rest of {}: {} (set {}"
+        + "=true to fail instead)", reduceId, fallbackReason, ShuffleConfigKeys.STRICT_KEY);
+    reporter.incrCounter(HpcShuffleCounter.FALLBACKS, 1);
+    Task task = context.getReduceTask();
+    for (int i = 0; i < parallel; i++) {
+      Fetcher<K, V> f = new Fetcher<>(jobConf, reduceId, scheduler, merger, reporter, metrics,
+          this, task.getShuffleSecret());
+      stockFetchers.add(f);
+      f.start();
+    }
+  }
+
+  private void stopFetchers() throws InterruptedException {
+    for (HpcFetcher<K, V> f : fetchers) {
+      f.shutDown();
+    }
+    fetchers.clear();
+    for (Fetcher<K, V> f : stockFetchers) {
+      f.shutDown();
+    }
+  }
+
+  /**
+   * Asks the task to continue with stock's shuffle (or, when strict, to fail) because of
+   * {@code reason}; the fetcher that calls this has put its maps back.
+   */
+  void requestFallback(String reason) {
+    if (shuffleConf.strict()) {
+      reportException(new IOException("hpc shuffle required (" + ShuffleConfigKeys.STRICT_KEY
+          + "=true) but " + reason));
+      return;
+    }
+    synchronized (this) {
+      if (fallbackReason == null) {
+        fallbackReason = reason;
+      }
+    }
+    synchronized (scheduler) {
+      scheduler.notifyAll();
+    }
+  }
+
+  boolean fallingBack() {
+    return fallbackReason != null;
+  }
+
+  void countBytes(long n) {
+    reporter.incrCounter("verbs".equals(transport.name()) ? HpcShuffleCounter.BYTES_OVER_VERBS
+        : HpcShuffleCounter.BYTES_OVER_TCP, n);
+  }
+
+  private synchronized void checkFailure() throws IOException {
+    if (failure != null) {
+      throw new IOException("error in hpc shuffle in " + failureThread + ": " + failure, failure);
+    }
+  }
+
+  @Override
+  public synchronized void reportException(Throwable t) {
+    if (failure == null) {
+      failure = t;
+      failureThread = Thread.currentThread().getName();
+      if (scheduler != null) {
+        synchronized (scheduler) {
+          scheduler.notifyAll();
+        }
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    if (stock != null) {
+      stock.close();
+      return;
+    }
+    if (client != null) {
+      client.close();
+    }
+    if (transport != null) {
+      try {
+        transport.close();
+      } catch (IOException e) {
+        LOG.warn("hpc shuffle: closing the {} transport failed", transport.name(), e);
+      }
+    }
+  }
+
+  /** For tests: why the task fell back, or null. */
+  String fallbackReason() {
+    return fallbackReason;
+  }
+}

@@ -1,0 +1,16 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.mapreduce.shuffle;
+
+/**
+ * Counters the hpc shuffle adds next to the standard shuffle counters (group "HPC Shuffle").
+ */
+public enum HpcShuffleCounter {
+  /** Map-output bytes fetched over the verbs (RDMA) transport. */
+  BYTES_OVER_VERBS,
+  /** Map-output bytes fetched over the tcp transport. */
+  BYTES_OVER_TCP,
+  /** Reduce tasks that fell back to the stock HTTP shuffle (the task log says why). */
+  FALLBACKS
+}

@@ -1,0 +1,128 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.mapreduce.shuffle;
+
+import static org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys.*;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.conf.StorageUnit;
+
+/**
+ * The shuffle keys of {@link ShuffleConfigKeys}, read and validated once. A bad value throws
+ * {@link IllegalArgumentException} naming the key.
+ */
+public final class ShuffleConf {
+  static {
+    Configuration.addDefaultResource("hpc-shuffle-default.xml");
+  }
+
+  private final int port;
+  private final int portRange;
+  private final String bindHost;
+  private final int serverThreads;
+  private final int serverQueue;
+  private final long prefetchMax;
+  private final int chunkSize;
+  private final int fetchInflight;
+  private final boolean strict;
+
+  private ShuffleConf(Configuration conf) {
+    port = conf.getInt(PORT_KEY, PORT_DEFAULT);
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException(PORT_KEY + "=" + port + " is not a port number");
+    }
+    portRange = atLeast(PORT_RANGE_KEY, conf.getInt(PORT_RANGE_KEY, PORT_RANGE_DEFAULT), 1);
+    if (port + portRange - 1 > 65535) {
+      throw new IllegalArgumentException(PORT_KEY + "=" + port + " with " + PORT_RANGE_KEY + "="
+          + portRange + " goes past port 65535");
+    }
+    bindHost = conf.getTrimmed(BIND_HOST_KEY, BIND_HOST_DEFAULT);
+    serverThreads = atLeast(SERVER_THREADS_KEY,
+        conf.getInt(SERVER_THREADS_KEY, SERVER_THREADS_DEFAULT), 1);
+    serverQueue = atLeast(SERVER_QUEUE_KEY, conf.getInt(SERVER_QUEUE_KEY, SERVER_QUEUE_DEFAULT), 1);
+    prefetchMax = bytes(conf, PREFETCH_MAX_KEY, PREFETCH_MAX_DEFAULT);
+    if (prefetchMax < 0) {
+      throw new IllegalArgumentException(PREFETCH_MAX_KEY + "=" + conf.get(PREFETCH_MAX_KEY)
+          + " must not be negative");
+    }
+    long chunk = bytes(conf, CHUNK_SIZE_KEY, CHUNK_SIZE_DEFAULT);
+    if (chunk < 4096 || chunk > (1 << 30)) {
+      throw new IllegalArgumentException(CHUNK_SIZE_KEY + "=" + conf.get(CHUNK_SIZE_KEY)
+          + " must be between 4k and 1g");
+    }
+    chunkSize = (int) chunk;
+    fetchInflight = atLeast(FETCH_INFLIGHT_KEY,
+        conf.getInt(FETCH_INFLIGHT_KEY, FETCH_INFLIGHT_DEFAULT), 1);
+    strict = conf.getBoolean(STRICT_KEY, STRICT_DEFAULT);
+  }
+
+  /** Reads and validates {@code conf}. */
+  public static ShuffleConf from(Configuration conf) {
+    return new ShuffleConf(conf);
+  }
+
+  /** A size: plain bytes ("65536") or with a unit ("64k", "1m", "2g"). */
+  private static long bytes(Configuration conf, String key, String dflt) {
+    String v = conf.getTrimmed(key, dflt);
+    try {
+      if (v.matches("-?[0-9]+")) {
+        return Long.parseLong(v);
+      }
+      return (long) conf.getStorageSize(key, dflt, StorageUnit.BYTES);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(key + "=" + v + " is not a size (bytes, or with a unit"
+          + " such as 64k, 1m, 2g)", e);
+    }
+  }
+
+  private static int atLeast(String key, int v, int min) {
+    if (v < min) {
+      throw new IllegalArgumentException(key + "=" + v + " must be at least " + min);
+    }
+    return v;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public int portRange() {
+    return portRange;
+  }
+
+  public String bindHost() {
+    return bindHost;
+  }
+
+  public int serverThreads() {
+    return serverThreads;
+  }
+
+  public int serverQueue() {
+    return serverQueue;
+  }
+
+  public long prefetchMax() {
+    return prefetchMax;
+  }
+
+  /** Bytes per read request, capped at what one transport message can carry. */
+  public int chunkSize(int maxMessageSize) {
+    return Math.min(chunkSize, maxMessageSize);
+  }
+
+  public int fetchInflight() {
+    return fetchInflight;
+  }
+
+  public boolean strict() {
+    return strict;
+  }
+
+  @Override
+  public String toString() {
+    return "port=" + port + (portRange > 1 ? "+" + (portRange - 1) : "") + " chunk=" + chunkSize
+        + " inflight=" + fetchInflight + " prefetch=" + prefetchMax + " strict=" + strict;
+  }
+}

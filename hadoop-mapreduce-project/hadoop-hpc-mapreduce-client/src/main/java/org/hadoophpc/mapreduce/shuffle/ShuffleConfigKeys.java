@@ -1,0 +1,70 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.mapreduce.shuffle;
+
+/**
+ * Configuration keys of the hadoop-hpc shuffle (the NodeManager's
+ * {@code org.hadoophpc.yarn.shuffle.HpcShuffleHandler} and the reducer plugin
+ * {@link HpcShuffleConsumer}). Every key is also in {@code hpc-shuffle-default.xml}
+ * ({@code ShuffleConfigKeysTest} keeps the two in step). Read once into {@link ShuffleConf}.
+ *
+ * <p>The transport underneath (verbs or tcp, device, timeouts, registered memory) is configured
+ * with the {@code hadoop.hpc.transport.*} keys and HiBD's {@code hadoop.ib.enabled},
+ * {@code hadoop.roce.enabled}, {@code hadoop.rdma.dev.name}.
+ */
+public final class ShuffleConfigKeys {
+  private ShuffleConfigKeys() {
+  }
+
+  /**
+   * First port of the shuffle service. A fixed port, like stock's {@code mapreduce.shuffle.port}:
+   * the MapReduce AM only advertises the stock service's port, so reducers find ours by number.
+   */
+  public static final String PORT_KEY = "mapreduce.hpc.shuffle.port";
+  public static final int PORT_DEFAULT = 13563;
+
+  /**
+   * How many ports from {@link #PORT_KEY} on: a service binds the first free one and reducers try
+   * them in turn (asking each for the map outputs it needs). 1 for one NodeManager per host; more
+   * when several NodeManagers share a host (mini clusters, tests).
+   */
+  public static final String PORT_RANGE_KEY = "mapreduce.hpc.shuffle.port.range";
+  public static final int PORT_RANGE_DEFAULT = 1;
+
+  /** Address the service binds; empty: all interfaces (0.0.0.0). */
+  public static final String BIND_HOST_KEY = "mapreduce.hpc.shuffle.bind-host";
+  public static final String BIND_HOST_DEFAULT = "";
+
+  /** Service threads reading map-output files (the transport's event threads never block). */
+  public static final String SERVER_THREADS_KEY = "mapreduce.hpc.shuffle.server.threads";
+  public static final int SERVER_THREADS_DEFAULT = 4;
+
+  /** Requests waiting for a reader thread before new ones are refused with BUSY (back-pressure). */
+  public static final String SERVER_QUEUE_KEY = "mapreduce.hpc.shuffle.server.queue";
+  public static final int SERVER_QUEUE_DEFAULT = 4096;
+
+  /**
+   * Registered memory the service may hold in pre-fetched map-output chunks: when a reducer opens
+   * a fetch, the first chunk of every partition it asked for is read ahead into transport
+   * buffers so the reducer's first read of each map is served from memory.
+   */
+  public static final String PREFETCH_MAX_KEY = "mapreduce.hpc.shuffle.prefetch.max";
+  public static final String PREFETCH_MAX_DEFAULT = "64m";
+
+  /** Bytes per read request; at most the transport's max.message.size. */
+  public static final String CHUNK_SIZE_KEY = "mapreduce.hpc.shuffle.chunk.size";
+  public static final String CHUNK_SIZE_DEFAULT = "1m";
+
+  /** Read requests a reducer keeps in flight per map output (pipelining). */
+  public static final String FETCH_INFLIGHT_KEY = "mapreduce.hpc.shuffle.fetch.inflight";
+  public static final int FETCH_INFLIGHT_DEFAULT = 4;
+
+  /**
+   * true: a reducer that cannot use the hpc shuffle (service unreachable, job token not given to
+   * it, transport unusable) fails with the reason; false: it falls back to the stock HTTP
+   * shuffle for the rest of its run, logs why and counts it in HPC_SHUFFLE.FALLBACKS.
+   */
+  public static final String STRICT_KEY = "mapreduce.hpc.shuffle.strict";
+  public static final boolean STRICT_DEFAULT = false;
+}

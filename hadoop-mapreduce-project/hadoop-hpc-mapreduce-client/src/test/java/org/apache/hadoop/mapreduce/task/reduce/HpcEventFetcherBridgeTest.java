@@ -1,0 +1,92 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.apache.hadoop.mapreduce.task.reduce;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.hadoop.mapred.Counters;
+import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapred.MapTaskCompletionEventsUpdate;
+import org.apache.hadoop.mapred.TaskCompletionEvent;
+import org.apache.hadoop.mapred.TaskStatus;
+import org.apache.hadoop.mapred.TaskUmbilicalProtocol;
+import org.apache.hadoop.mapred.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.util.Progress;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The bridge starts Hadoop's event fetcher for our plugin: map-completion events from the AM
+ * (here a fake umbilical) reach the scheduler as hosts with map outputs, and close() stops it.
+ */
+class HpcEventFetcherBridgeTest {
+
+  @Test
+  void eventsFromTheUmbilicalReachTheScheduler() throws Exception {
+    JobConf conf = new JobConf(false);
+    conf.setNumMapTasks(2);
+    // the task runtime hands plugins the old-API ids, and the event fetcher relies on it
+    TaskAttemptID reduce = new TaskAttemptID("1700", 3, TaskType.REDUCE, 0, 0);
+    TaskAttemptID map0 = new TaskAttemptID("1700", 3, TaskType.MAP, 0, 0);
+    TaskAttemptID map1 = new TaskAttemptID("1700", 3, TaskType.MAP, 1, 0);
+    TaskCompletionEvent[] events = {
+        new TaskCompletionEvent(0, map0, 0,
+            true, TaskCompletionEvent.Status.SUCCEEDED, "http://node-a:13562"),
+        new TaskCompletionEvent(1, map1, 1,
+            true, TaskCompletionEvent.Status.SUCCEEDED, "http://node-b:13562")};
+    AtomicInteger calls = new AtomicInteger();
+    TaskUmbilicalProtocol umbilical = (TaskUmbilicalProtocol) Proxy.newProxyInstance(
+        getClass().getClassLoader(), new Class<?>[] {TaskUmbilicalProtocol.class},
+        (proxy, method, args) -> {
+          if (method.getName().equals("getMapCompletionEvents")) {
+            int from = (Integer) args[1];
+            calls.incrementAndGet();
+            TaskCompletionEvent[] batch = from == 0 ? events : new TaskCompletionEvent[0];
+            return new MapTaskCompletionEventsUpdate(batch, false);
+          }
+          throw new UnsupportedOperationException(method.getName());
+        });
+    TaskStatus status = new TaskStatus() {
+      @Override
+      public boolean getIsMap() {
+        return false;
+      }
+
+      @Override
+      public void addFetchFailedMap(org.apache.hadoop.mapred.TaskAttemptID mapTaskId) {
+      }
+    };
+    Counters counters = new Counters();
+    AtomicInteger failures = new AtomicInteger();
+    ShuffleSchedulerImpl<Object, Object> scheduler = new ShuffleSchedulerImpl<>(conf, status,
+        reduce, t -> failures.incrementAndGet(), new Progress(),
+        counters.findCounter("t", "shuffled"), counters.findCounter("t", "bytes"),
+        counters.findCounter("t", "failed"));
+
+    HpcEventFetcherBridge bridge = HpcEventFetcherBridge.start(reduce, umbilical, scheduler,
+        t -> failures.incrementAndGet(), 100);
+    MapHost[] got = new MapHost[2];
+    assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+      got[0] = scheduler.getHost();
+      got[1] = scheduler.getHost();
+    }, () -> "no map hosts from the event fetcher; reported failures: " + failures.get());
+    bridge.close();
+    MapHost first = got[0];
+    MapHost second = got[1];
+
+    List<String> hosts = List.of(first.getHostName(), second.getHostName());
+    assertTrue(hosts.contains("node-a:13562") && hosts.contains("node-b:13562"),
+        hosts.toString());
+    assertEquals(1, scheduler.getMapsForHost(first).size());
+    assertTrue(calls.get() >= 1);
+    assertEquals(0, failures.get());
+  }
+}

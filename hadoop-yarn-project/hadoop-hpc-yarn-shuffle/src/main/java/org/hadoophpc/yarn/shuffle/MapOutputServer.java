@@ -1,0 +1,430 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.yarn.shuffle;
+
+import java.io.File;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.hadoop.io.SecureIOUtils;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.util.DiskChecker;
+import org.hadoophpc.mapreduce.shuffle.ShuffleAuth;
+import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
+import org.hadoophpc.mapreduce.shuffle.protocol.CloseRequest;
+import org.hadoophpc.mapreduce.shuffle.protocol.OpenRequest;
+import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
+import org.hadoophpc.mapreduce.shuffle.protocol.ProtocolException;
+import org.hadoophpc.mapreduce.shuffle.protocol.ReadRequest;
+import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
+import org.hadoophpc.mapreduce.shuffle.protocol.Wire;
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.RequestHandler;
+import org.hadoophpc.net.TransportTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves map-output partitions over the transport. Requests are decoded on the transport's event
+ * thread and handed to a bounded pool of reader threads (file I/O never runs on the event
+ * thread); a full queue answers BUSY. Every session starts with an open request whose HMAC must
+ * match the job token the NodeManager gave the service; anything else is refused and logged.
+ */
+final class MapOutputServer implements RequestHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(MapOutputServer.class);
+  /** Sessions one connection may hold (a reducer needs one per fetcher at a time). */
+  static final int MAX_SESSIONS_PER_CONNECTION = 256;
+
+  private final BufferPool pool;
+  private final JobRegistry jobs;
+  private final MapOutputLocator locator;
+  private final ShuffleConf conf;
+  private final long allocateTimeoutMs;
+  private final ShuffleServiceMetrics metrics;
+  private final ThreadPoolExecutor readers;
+  private final Map<Long, ServedSession> sessions = new ConcurrentHashMap<>();
+  private final SecureRandom random = new SecureRandom();
+  private final AtomicLong prefetched = new AtomicLong();
+
+  MapOutputServer(BufferPool pool, JobRegistry jobs, MapOutputLocator locator, ShuffleConf conf,
+      long allocateTimeoutMs, ShuffleServiceMetrics metrics) {
+    this.pool = pool;
+    this.jobs = jobs;
+    this.locator = locator;
+    this.conf = conf;
+    this.allocateTimeoutMs = allocateTimeoutMs;
+    this.metrics = metrics;
+    AtomicInteger n = new AtomicInteger();
+    this.readers = new ThreadPoolExecutor(conf.serverThreads(), conf.serverThreads(), 60,
+        TimeUnit.SECONDS, new ArrayBlockingQueue<>(conf.serverQueue()), r -> {
+          Thread t = new Thread(r, "hpc-shuffle-reader-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+  }
+
+  @Override
+  public void onRequest(Connection connection, Buffer request, Responder responder) {
+    Runnable task;
+    try {
+      ByteBuffer in = request.nio();
+      byte type = Wire.type(in);
+      switch (type) {
+        case Wire.TYPE_OPEN -> {
+          OpenRequest r = OpenRequest.decode(in);
+          task = () -> open(connection, r, responder);
+        }
+        case Wire.TYPE_READ -> {
+          ReadRequest r = ReadRequest.decode(in);
+          task = () -> read(connection, r, responder);
+        }
+        case Wire.TYPE_CLOSE -> {
+          closeSession(connection, CloseRequest.decode(in).session());
+          respondEmpty(responder);
+          return;
+        }
+        default -> throw new ProtocolException("unknown message type " + type);
+      }
+    } catch (ProtocolException e) {
+      metrics.errors.incr();
+      LOG.warn("hpc shuffle: malformed request from {}: {}", connection.remoteAddress(),
+          e.getMessage());
+      responder.fail(ShuffleError.BAD_REQUEST.format(e.getMessage()));
+      return;
+    } finally {
+      request.release();
+    }
+    try {
+      readers.execute(() -> {
+        try {
+          task.run();
+        } catch (RuntimeException e) {
+          metrics.errors.incr();
+          LOG.error("hpc shuffle: request from {} failed", connection.remoteAddress(), e);
+          responder.fail(ShuffleError.IO.format(String.valueOf(e)));
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      metrics.busyRejections.incr();
+      responder.fail(ShuffleError.BUSY.format("read queue full ("
+          + conf.serverQueue() + " requests waiting); retry later"));
+    }
+  }
+
+  @Override
+  public void onClose(Connection connection) {
+    for (ServedSession s : sessions.values()) {
+      if (s.connection == connection) {
+        closeSession(connection, s.id);
+      }
+    }
+  }
+
+  private void open(Connection connection, OpenRequest r, Responder responder) {
+    JobRegistry.Job job = jobs.get(r.jobId());
+    if (job == null) {
+      metrics.unknownJobs.incr();
+      LOG.warn("hpc shuffle: refused a fetch from {} for {}: no job token for it (the job finished,"
+          + " or its application started before this NodeManager's shuffle)",
+          connection.remoteAddress(), r.jobId());
+      responder.fail(ShuffleError.UNKNOWN_JOB.format("no job token for " + r.jobId()));
+      return;
+    }
+    if (!ShuffleAuth.verifyRequest(r, job.secret())) {
+      metrics.authFailures.incr();
+      LOG.warn("hpc shuffle: refused a fetch from {} for {} reduce {}: {} job token HMAC",
+          connection.remoteAddress(), r.jobId(), r.reduce(),
+          r.hash().isEmpty() ? "missing" : "wrong");
+      responder.fail(ShuffleError.AUTH.format("request not authenticated with the job token of "
+          + r.jobId()));
+      return;
+    }
+    long held = sessions.values().stream().filter(s -> s.connection == connection).count();
+    if (held >= MAX_SESSIONS_PER_CONNECTION) {
+      responder.fail(ShuffleError.BUSY.format(held + " sessions already open on this"
+          + " connection"));
+      return;
+    }
+    ServedSession.Entry[] entries = new ServedSession.Entry[r.maps().size()];
+    List<OpenResponse.Partition> parts = new ArrayList<>(entries.length);
+    for (int i = 0; i < entries.length; i++) {
+      String attempt = r.maps().get(i);
+      if (!isMapOf(attempt, r.jobId())) {
+        metrics.errors.incr();
+        for (int j = 0; j < i; j++) {
+          entries[j].close(n -> { });
+        }
+        responder.fail(ShuffleError.BAD_REQUEST.format(attempt + " is not a map attempt of "
+            + r.jobId()));
+        return;
+      }
+      entries[i] = entry(job, attempt, r.reduce());
+      parts.add(entries[i].partition);
+    }
+    long id;
+    ServedSession s;
+    do {
+      id = random.nextLong();
+      s = new ServedSession(id, connection, job, r.reduce(), entries);
+    } while (sessions.putIfAbsent(id, s) != null);
+    metrics.sessionsOpened.incr();
+    metrics.openSessions.incr();
+    prefetchHeads(s, r.chunkSize());
+    OpenResponse answer = new OpenResponse(ShuffleAuth.replyHash(r.hash(), job.secret()), id,
+        parts);
+    Buffer b = allocate(answer.encodedSize(), responder);
+    if (b == null) {
+      closeSession(connection, id);
+      return;
+    }
+    answer.encode(b.nio());
+    b.nio().flip();
+    responder.respond(b);
+  }
+
+  private static boolean isMapOf(String attempt, String jobId) {
+    try {
+      TaskAttemptID a = TaskAttemptID.forName(attempt);
+      return a != null && a.getTaskType() == TaskType.MAP
+          && a.getJobID().toString().equals(jobId);
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  private ServedSession.Entry entry(JobRegistry.Job job, String attempt, int reduce) {
+    MapOutputLocator.Located at;
+    try {
+      at = locator.locate(job, attempt, reduce);
+    } catch (DiskChecker.DiskErrorException | FileNotFoundException e) {
+      metrics.outputsNotFound.incr();
+      return new ServedSession.Entry(OpenResponse.Partition.failed(
+          OpenResponse.Status.NOT_FOUND, "no output of " + attempt + " on this node"), null,
+          null);
+    } catch (IOException e) {
+      metrics.errors.incr();
+      LOG.warn("hpc shuffle: cannot read the index of {}: {}", attempt, e.toString());
+      return new ServedSession.Entry(OpenResponse.Partition.failed(OpenResponse.Status.ERROR,
+          "index of " + attempt + " unreadable: " + e.getMessage()), null, null);
+    }
+    FileChannel ch = null;
+    try {
+      File f = new File(at.data().toUri().getPath());
+      RandomAccessFile raf = SecureIOUtils.openForRandomRead(f, "r", job.user(), null);
+      ch = raf.getChannel();
+      long end = at.index().startOffset + at.index().partLength;
+      if (ch.size() < end) {
+        throw new IOException(f + " has " + ch.size() + " bytes but its index places reduce "
+            + reduce + " up to byte " + end + " (truncated map output?)");
+      }
+      return new ServedSession.Entry(OpenResponse.Partition.ok(at.index().rawLength,
+          at.index().partLength), ch, at.index());
+    } catch (IOException e) {
+      metrics.errors.incr();
+      LOG.warn("hpc shuffle: cannot serve {}: {}", attempt, e.toString());
+      if (ch != null) {
+        try {
+          ch.close();
+        } catch (IOException ignored) {
+          // already failing
+        }
+      }
+      return new ServedSession.Entry(OpenResponse.Partition.failed(OpenResponse.Status.ERROR,
+          e.getMessage()), null, null);
+    }
+  }
+
+  /** Reads the first chunk of each partition ahead, within the pre-fetch budget. */
+  private void prefetchHeads(ServedSession s, int chunk) {
+    int size = Math.min(chunk, pool.maxChunk());
+    for (ServedSession.Entry e : s.entries) {
+      if (e.channel == null || e.index.partLength == 0) {
+        continue;
+      }
+      int n = (int) Math.min(size, e.index.partLength);
+      if (prefetched.addAndGet(n) > conf.prefetchMax()) {
+        prefetched.addAndGet(-n);
+        return;
+      }
+      metrics.prefetchBytes.set(prefetched.get());
+      CompletableFuture<Buffer> head = new CompletableFuture<>();
+      e.setHead(head, n);
+      try {
+        readers.execute(() -> {
+          Buffer b = pool.allocate(n);
+          if (b != null) {
+            try {
+              readFully(e, 0, b);
+            } catch (IOException | RuntimeException x) {
+              b.release();
+              b = null; // the read itself will report the error
+            }
+          }
+          head.complete(b);
+        });
+      } catch (RejectedExecutionException x) {
+        head.complete(null);
+      }
+    }
+  }
+
+  private void read(Connection connection, ReadRequest r, Responder responder) {
+    ServedSession s = sessions.get(r.session());
+    if (s == null || s.connection != connection) {
+      responder.fail(ShuffleError.NO_SESSION.format("no session " + r.session()
+          + " on this connection (closed, or its job finished)"));
+      return;
+    }
+    if (r.map() >= s.entries.length || s.entries[r.map()].channel == null) {
+      metrics.errors.incr();
+      responder.fail(ShuffleError.BAD_REQUEST.format("map #" + r.map() + " is not served in"
+          + " this session"));
+      return;
+    }
+    ServedSession.Entry e = s.entries[r.map()];
+    if (r.offset() + r.length() > e.index.partLength) {
+      metrics.errors.incr();
+      responder.fail(ShuffleError.BAD_REQUEST.format("read [" + r.offset() + ", "
+          + (r.offset() + r.length()) + ") is past the partition's " + e.index.partLength
+          + " bytes"));
+      return;
+    }
+    CompletableFuture<Buffer> head = e.takeHead(r.offset(), r.length(), this::headDone);
+    if (head == null) {
+      readNow(e, r, responder);
+      return;
+    }
+    head.whenComplete((b, x) -> {
+      headDone(r.length());
+      if (b != null) {
+        metrics.prefetchHits.incr();
+        served(b.readableBytes());
+        responder.respond(b);
+      } else {
+        readNow(e, r, responder);
+      }
+    });
+  }
+
+  /** A pre-fetched chunk of {@code length} bytes was consumed or dropped: budget back. */
+  private void headDone(int length) {
+    metrics.prefetchBytes.set(prefetched.addAndGet(-length));
+  }
+
+  private void readNow(ServedSession.Entry e, ReadRequest r, Responder responder) {
+    Buffer b = allocate(r.length(), responder);
+    if (b == null) {
+      return;
+    }
+    try {
+      readFully(e, r.offset(), b);
+    } catch (IOException x) {
+      b.release();
+      metrics.errors.incr();
+      LOG.warn("hpc shuffle: reading a map output failed: {}", x.toString());
+      responder.fail(ShuffleError.IO.format(x.getMessage()));
+      return;
+    }
+    served(b.readableBytes());
+    responder.respond(b);
+  }
+
+  private void served(int bytes) {
+    metrics.readRequests.incr();
+    metrics.bytesServed.incr(bytes);
+  }
+
+  /** Fills {@code b} (position 0, limit = bytes wanted) from the partition at {@code offset}. */
+  private static void readFully(ServedSession.Entry e, long offset, Buffer b) throws IOException {
+    ByteBuffer dst = b.nio();
+    long pos = e.index.startOffset + offset;
+    while (dst.hasRemaining()) {
+      int n = e.channel.read(dst, pos);
+      if (n < 0) {
+        throw new IOException("map output file ends at byte " + pos + ", before the "
+            + (e.index.startOffset + e.index.partLength) + " its index promises");
+      }
+      pos += n;
+    }
+    dst.flip();
+  }
+
+  private Buffer allocate(int size, Responder responder) {
+    try {
+      return pool.allocate(size, allocateTimeoutMs);
+    } catch (TransportTimeoutException e) {
+      metrics.busyRejections.incr();
+      responder.fail(ShuffleError.BUSY.format(e.getMessage()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      responder.fail(ShuffleError.IO.format("service shutting down"));
+    }
+    return null;
+  }
+
+  private void respondEmpty(Responder responder) {
+    Buffer b = pool.allocate(1);
+    if (b == null) {
+      responder.fail(ShuffleError.BUSY.format("transport memory exhausted"));
+      return;
+    }
+    b.nio().limit(0);
+    responder.respond(b);
+  }
+
+  private void closeSession(Connection connection, long id) {
+    ServedSession s = sessions.get(id);
+    if (s == null || s.connection != connection || !sessions.remove(id, s)) {
+      return;
+    }
+    metrics.openSessions.decr();
+    for (ServedSession.Entry e : s.entries) {
+      e.close(this::headDone);
+    }
+  }
+
+  /** Ends every session of {@code jobId} (its application finished). */
+  void closeJob(String jobId) {
+    for (ServedSession s : sessions.values()) {
+      if (s.job.jobId().equals(jobId)) {
+        closeSession(s.connection, s.id);
+      }
+    }
+  }
+
+  int openSessions() {
+    return sessions.size();
+  }
+
+  long prefetchedBytes() {
+    return prefetched.get();
+  }
+
+  /** Closes all sessions and stops the reader threads. */
+  void close() throws InterruptedException {
+    for (ServedSession s : sessions.values()) {
+      closeSession(s.connection, s.id);
+    }
+    readers.shutdownNow();
+    readers.awaitTermination(10, TimeUnit.SECONDS);
+  }
+}

@@ -1,0 +1,82 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.yarn.shuffle;
+
+import org.apache.hadoop.metrics2.annotation.Metric;
+import org.apache.hadoop.metrics2.annotation.Metrics;
+import org.apache.hadoop.metrics2.lib.MutableCounterLong;
+import org.apache.hadoop.metrics2.lib.MutableGaugeInt;
+import org.apache.hadoop.metrics2.lib.MutableGaugeLong;
+
+/**
+ * The hpc shuffle's metrics, published through Hadoop metrics2 (JMX bean
+ * {@code Hadoop:service=NodeManager,name=HpcShuffleMetrics}, and any configured sink).
+ */
+@Metrics(name = "HpcShuffleMetrics", about = "hadoop-hpc shuffle service", context = "mapred")
+public class ShuffleServiceMetrics {
+  @Metric("Map-output bytes sent to reducers")
+  MutableCounterLong bytesServed;
+  @Metric("Read requests answered")
+  MutableCounterLong readRequests;
+  @Metric("Fetch sessions opened")
+  MutableCounterLong sessionsOpened;
+  @Metric("Open requests rejected: HMAC did not match the job token")
+  MutableCounterLong authFailures;
+  @Metric("Open requests for jobs whose token the service does not hold")
+  MutableCounterLong unknownJobs;
+  @Metric("Map outputs asked for but not found")
+  MutableCounterLong outputsNotFound;
+  @Metric("Requests failed by I/O errors or malformed input")
+  MutableCounterLong errors;
+  @Metric("Requests refused because the read queue was full")
+  MutableCounterLong busyRejections;
+  @Metric("Reads answered from pre-fetched memory")
+  MutableCounterLong prefetchHits;
+  @Metric("Fetch sessions open now")
+  MutableGaugeInt openSessions;
+  @Metric("Bytes held in pre-fetched chunks now")
+  MutableGaugeLong prefetchBytes;
+  @Metric("Registered transport memory in use now")
+  MutableGaugeLong transportBytesInUse;
+
+  public long bytesServed() {
+    return bytesServed.value();
+  }
+
+  public long readRequests() {
+    return readRequests.value();
+  }
+
+  public long sessionsOpened() {
+    return sessionsOpened.value();
+  }
+
+  public long authFailures() {
+    return authFailures.value();
+  }
+
+  public long unknownJobs() {
+    return unknownJobs.value();
+  }
+
+  public long outputsNotFound() {
+    return outputsNotFound.value();
+  }
+
+  public long errors() {
+    return errors.value();
+  }
+
+  public long prefetchHits() {
+    return prefetchHits.value();
+  }
+
+  public int openSessions() {
+    return openSessions.value();
+  }
+
+  public long prefetchBytes() {
+    return prefetchBytes.value();
+  }
+}

@@ -1,0 +1,259 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.yarn.shuffle;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.examples.WordCount;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.io.DataOutputBuffer;
+import org.apache.hadoop.io.IntWritable;
+import org.apache.hadoop.io.SequenceFile;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapred.ShuffleHandler;
+import org.apache.hadoop.mapreduce.Cluster;
+import org.apache.hadoop.mapreduce.Counters;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.JobID;
+import org.apache.hadoop.mapreduce.JobStatus;
+import org.apache.hadoop.mapreduce.MRConfig;
+import org.apache.hadoop.mapreduce.MRJobConfig;
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
+import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.hadoophpc.mapreduce.shuffle.HpcShuffleConsumer;
+import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
+
+/**
+ * MiniDFSCluster + MiniMRYarnCluster whose NodeManagers run {@link HpcShuffleHandler} as their
+ * mapreduce_shuffle, several NodeManagers sharing this host through a port range. Jobs
+ * choose their shuffle with {@link #stock} or {@link #hpc}.
+ */
+final class HpcMiniCluster implements AutoCloseable {
+  static final int PORT_RANGE = 4;
+
+  private static final String LEAN_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
+
+  final MiniDFSCluster dfs;
+  final MiniMRYarnCluster mr;
+  final int port;
+
+  private static final String SHUFFLE_CLASS_KEY = String.format(
+      YarnConfiguration.NM_AUX_SERVICE_FMT, ShuffleHandler.MAPREDUCE_SHUFFLE_SERVICEID);
+
+  /**
+   * MiniMRYarnCluster sets mapreduce_shuffle's class to stock's handler; this configuration keeps
+   * ours there, the way a site's yarn-site.xml names it.
+   */
+  private static final class KeepsHpcShuffle extends Configuration {
+    KeepsHpcShuffle(Configuration base) {
+      super(base);
+    }
+
+    @Override
+    public void set(String name, String value, String source) {
+      if (SHUFFLE_CLASS_KEY.equals(name)) {
+        value = HpcShuffleHandler.class.getName();
+      }
+      super.set(name, value, source);
+    }
+  }
+
+  HpcMiniCluster(String name, int nodeManagers, Configuration extra) throws IOException {
+    DefaultMetricsSystem.setMiniClusterMode(true);
+    Configuration conf = new Configuration();
+    File base = new File(System.getProperty("test.build.data", "target/test-data"), name);
+    conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, base.getAbsolutePath());
+    dfs = new MiniDFSCluster.Builder(conf).numDataNodes(1).build();
+    dfs.waitActive();
+    conf.set("fs.defaultFS", dfs.getFileSystem().getUri().toString());
+    conf.setBoolean("mapreduce.map.speculative", false);
+    conf.setBoolean("mapreduce.reduce.speculative", false);
+    // Few, lean JVMs at a time: a build machine may have two cores, and a dozen task JVMs
+    // starting together make every job crawl.
+    conf.setInt(YarnConfiguration.NM_PMEM_MB, 2048);
+    conf.setInt(YarnConfiguration.YARN_MINICLUSTER_NM_PMEM_MB, 2048);
+    conf.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 256);
+    conf.setInt(MRJobConfig.MR_AM_VMEM_MB, 512);
+    conf.set(MRJobConfig.MR_AM_COMMAND_OPTS, "-Xmx320m " + LEAN_JVM);
+    conf.setInt(MRJobConfig.MAP_MEMORY_MB, 512);
+    conf.setInt(MRJobConfig.REDUCE_MEMORY_MB, 512);
+    conf.set(MRJobConfig.MAP_JAVA_OPTS, "-Xmx300m " + LEAN_JVM);
+    conf.set(MRJobConfig.REDUCE_JAVA_OPTS, "-Xmx300m " + LEAN_JVM);
+    conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 0.8f);
+    port = HpcShuffleHandlerTest.freePortRange(PORT_RANGE);
+    conf.setInt(ShuffleConfigKeys.PORT_KEY, port);
+    conf.setInt(ShuffleConfigKeys.PORT_RANGE_KEY, PORT_RANGE);
+    for (java.util.Map.Entry<String, String> e : extra) {
+      conf.set(e.getKey(), e.getValue());
+    }
+    mr = new MiniMRYarnCluster(name, nodeManagers);
+    mr.init(new KeepsHpcShuffle(conf));
+    mr.start();
+  }
+
+  /** A job configuration with stock's shuffle. */
+  Configuration stock() {
+    return new Configuration(mr.getConfig());
+  }
+
+  /** A job configuration with the hpc shuffle. */
+  Configuration hpc() {
+    Configuration c = new Configuration(mr.getConfig());
+    enableHpc(c);
+    return c;
+  }
+
+  static void enableHpc(Configuration c) {
+    c.set(MRConfig.SHUFFLE_CONSUMER_PLUGIN, HpcShuffleConsumer.class.getName());
+  }
+
+  /** WordCount (examples' mapper, combiner and reducer) over {@code in}, splits of {@code split}. */
+  static Job wordCount(Configuration conf, Path in, Path out, int reducers, long split)
+      throws IOException {
+    Job job = Job.getInstance(conf, "wordcount");
+    job.setJarByClass(WordCount.class);
+    job.setMapperClass(WordCount.TokenizerMapper.class);
+    job.setCombinerClass(WordCount.IntSumReducer.class);
+    job.setReducerClass(WordCount.IntSumReducer.class);
+    job.setOutputKeyClass(Text.class);
+    job.setOutputValueClass(IntWritable.class);
+    job.setNumReduceTasks(reducers);
+    FileInputFormat.addInputPath(job, in);
+    FileInputFormat.setMaxInputSplitSize(job, split);
+    FileOutputFormat.setOutputPath(job, out);
+    return job;
+  }
+
+  /** Runs {@code job} and fails the test with its failure info when it fails. */
+  static void waitFor(Job job) throws Exception {
+    if (!job.waitForCompletion(false)) {
+      throw new AssertionError(job.getJobName() + " failed: " + job.getStatus().getFailureInfo());
+    }
+  }
+
+  /** Writes {@code lines} lines of 1 to 12 words "w<n>", n below {@code vocabulary}. */
+  Path text(String name, int lines, int vocabulary, long seed) throws IOException {
+    Path p = new Path("/input/" + name);
+    Random r = new Random(seed);
+    try (OutputStream out = fs().create(p, true)) {
+      StringBuilder sb = new StringBuilder();
+      for (int i = 0; i < lines; i++) {
+        sb.setLength(0);
+        int words = 1 + r.nextInt(12);
+        for (int w = 0; w < words; w++) {
+          sb.append(w == 0 ? "" : " ").append("w").append(r.nextInt(vocabulary));
+        }
+        sb.append('\n');
+        out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
+      }
+    }
+    return p;
+  }
+
+  FileSystem fs() throws IOException {
+    return dfs.getFileSystem();
+  }
+
+  /** Counters of the most recently submitted job. */
+  Counters lastJobCounters() throws IOException, InterruptedException {
+    Cluster c = new Cluster(mr.getConfig());
+    try {
+      JobStatus last = null;
+      for (JobStatus s : c.getAllJobStatuses()) {
+        if (last == null || s.getJobID().compareTo(last.getJobID()) > 0) {
+          last = s;
+        }
+      }
+      JobID id = last.getJobID();
+      return c.getJob(id).getCounters();
+    } finally {
+      c.close();
+    }
+  }
+
+  /**
+   * What a user compares between two runs: for each output file (sorted by name, hidden files
+   * and _SUCCESS left out) its name and the SHA-256 of its bytes; for SequenceFiles, of their
+   * records' raw key and value bytes (the header carries a random sync marker).
+   */
+  List<String> digest(Path dir) throws IOException {
+    FileSystem fs = fs();
+    FileStatus[] files = fs.listStatus(dir, p -> !p.getName().startsWith("_")
+        && !p.getName().startsWith("."));
+    Arrays.sort(files);
+    List<String> out = new ArrayList<>();
+    for (FileStatus f : files) {
+      out.add(f.getPath().getName() + " " + sha(fs, f.getPath()));
+    }
+    return out;
+  }
+
+  private String sha(FileSystem fs, Path p) throws IOException {
+    MessageDigest md;
+    try {
+      md = MessageDigest.getInstance("SHA-256");
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IOException(e);
+    }
+    byte[] magic = new byte[3];
+    int n;
+    try (InputStream in = fs.open(p)) {
+      n = in.readNBytes(magic, 0, 3);
+    }
+    if (n == 3 && magic[0] == 'S' && magic[1] == 'E' && magic[2] == 'Q') {
+      long records = 0;
+      try (SequenceFile.Reader r = new SequenceFile.Reader(fs.getConf(),
+          SequenceFile.Reader.file(p))) {
+        DataOutputBuffer key = new DataOutputBuffer();
+        SequenceFile.ValueBytes value = r.createValueBytes();
+        DataOutputBuffer valueOut = new DataOutputBuffer();
+        while (r.nextRaw(key, value) >= 0) {
+          md.update(key.getData(), 0, key.getLength());
+          valueOut.reset();
+          value.writeUncompressedBytes(valueOut);
+          md.update(valueOut.getData(), 0, valueOut.getLength());
+          key.reset();
+          records++;
+        }
+      }
+      return "seq:" + records + ":" + HexFormat.of().formatHex(md.digest());
+    }
+    try (InputStream in = fs.open(p)) {
+      byte[] buf = new byte[1 << 16];
+      long total = 0;
+      for (int k; (k = in.read(buf)) > 0; ) {
+        md.update(buf, 0, k);
+        total += k;
+      }
+      return "bytes:" + total + ":" + HexFormat.of().formatHex(md.digest());
+    }
+  }
+
+  @Override
+  public void close() {
+    if (mr != null) {
+      mr.stop();
+    }
+    if (dfs != null) {
+      dfs.shutdown();
+    }
+  }
+}

@@ -1,0 +1,378 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.yarn.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.RandomAccessFile;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import javax.crypto.SecretKey;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapred.ShuffleHandler;
+import org.apache.hadoop.mapreduce.security.token.JobTokenSecretManager;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.test.GenericTestUtils.LogCapturer;
+import org.apache.hadoop.yarn.server.api.ApplicationTerminationContext;
+import org.hadoophpc.mapreduce.shuffle.FetchSession;
+import org.hadoophpc.mapreduce.shuffle.ServiceUnreachableException;
+import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
+import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
+import org.hadoophpc.mapreduce.shuffle.ShuffleFetchClient;
+import org.hadoophpc.mapreduce.shuffle.ShuffleServiceException;
+import org.hadoophpc.mapreduce.shuffle.protocol.OpenRequest;
+import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
+import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.Transport;
+import org.hadoophpc.net.TransportConf;
+import org.hadoophpc.net.TransportConfigKeys;
+import org.hadoophpc.net.TransportException;
+import org.hadoophpc.net.TransportFactory;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link HpcShuffleHandler}'s hpc side against real map-output files and a real transport (tcp here; the
+ * verbs subclass runs the same tests on an RDMA device in the Soft-RoCE lane): every byte of every
+ * partition arrives, and requests without the job's token, for unknown jobs, or for files that
+ * are not map outputs of the job are refused and logged.
+ */
+class HpcShuffleHandlerTest {
+  private static final int CHUNK = 64 * 1024;
+
+  @TempDir
+  Path tmp;
+  private ShuffleTestNode node;
+  private HpcShuffleHandler service;
+  private Transport clientTransport;
+  private ShuffleFetchClient client;
+
+  @BeforeAll
+  static void miniClusterMetrics() {
+    DefaultMetricsSystem.setMiniClusterMode(true);
+  }
+
+  /** The transport the test runs on; the verbs subclass overrides. */
+  protected void configureTransport(Configuration conf) {
+    conf.set(TransportConfigKeys.TRANSPORT_KEY, "tcp");
+  }
+
+  /** The address the service binds and clients reach. */
+  protected String host() {
+    return "127.0.0.1";
+  }
+
+  protected Configuration conf(int port, int range) {
+    Configuration conf = new Configuration(false);
+    configureTransport(conf);
+    conf.setInt(ShuffleConfigKeys.PORT_KEY, port);
+    conf.setInt(ShuffleConfigKeys.PORT_RANGE_KEY, range);
+    conf.set(ShuffleConfigKeys.BIND_HOST_KEY, host());
+    conf.set(ShuffleConfigKeys.CHUNK_SIZE_KEY, Integer.toString(CHUNK));
+    conf.set(TransportConfigKeys.BUFFER_POOL_MAX_KEY, "32m");
+    conf.set(TransportConfigKeys.IO_TIMEOUT_KEY, "20s");
+    conf.setInt(ShuffleHandler.SHUFFLE_PORT_CONFIG_KEY, 0); // stock's HTTP side: any port
+    return conf;
+  }
+
+  @BeforeEach
+  void start() throws Exception {
+    node = new ShuffleTestNode(tmp.resolve("nm0").toFile(), 1700000000000L, 7, 1);
+    // partitions: empty, smaller than a chunk, exactly a chunk, many chunks, not chunk-aligned
+    node.addMap(0, new int[] {0, 1000, CHUNK, 5 * CHUNK + 17}, 10);
+    node.addMap(1, new int[] {3, 0, 2 * CHUNK, 1}, 11);
+    node.addMap(2, new int[] {CHUNK - 1, CHUNK + 1, 0, 77}, 12);
+    int port = freePortRange(1);
+    service = startService(node, conf(port, 1));
+    service.initializeApplication(node.initContext());
+    Configuration cc = conf(port, 1);
+    clientTransport = TransportFactory.create(cc);
+    client = newClient(cc, JobTokenSecretManager.createSecretKey(node.password));
+  }
+
+  private ShuffleFetchClient newClient(Configuration cc, SecretKey key) {
+    return new ShuffleFetchClient(clientTransport, TransportConf.from(cc), ShuffleConf.from(cc),
+        key);
+  }
+
+  static HpcShuffleHandler startService(ShuffleTestNode node, Configuration conf) {
+    HpcShuffleHandler s = new HpcShuffleHandler();
+    s.setAuxiliaryLocalPathHandler(node.localPaths());
+    s.init(conf);
+    s.start();
+    return s;
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    if (client != null) {
+      client.close();
+    }
+    if (clientTransport != null) {
+      clientTransport.close();
+      assertEquals(0, clientTransport.bufferPool().outstandingBuffers(),
+          "client transport buffers leaked");
+    }
+    if (service != null) {
+      service.stop();
+    }
+  }
+
+  @Test
+  void everyPartitionArrivesByteForByte() throws Exception {
+    for (int reduce = 0; reduce < 4; reduce++) {
+      try (FetchSession s = client.open(host(), node.job.toString(), reduce, node.attempts)) {
+        for (int m = 0; m < node.attempts.size(); m++) {
+          OpenResponse.Partition p = s.partitions().get(m);
+          byte[] want = node.partitions.get(m)[reduce];
+          assertEquals(OpenResponse.Status.OK, p.status(), p.message());
+          assertEquals(want.length, p.partLength());
+          assertEquals(want.length + 7L, p.rawLength());
+          try (InputStream in = s.stream(m)) {
+            assertArrayEquals(want, in.readAllBytes(), "map " + m + " reduce " + reduce);
+          }
+        }
+      }
+    }
+    ShuffleServiceMetrics m = service.metrics();
+    long total = node.partitions.stream().flatMap(java.util.Arrays::stream)
+        .mapToLong(b -> b.length).sum();
+    assertEquals(total, m.bytesServed());
+    assertEquals(4, m.sessionsOpened());
+    assertTrue(m.prefetchHits() > 0, "first chunks are served from the pre-fetch");
+    assertEquals(0, m.authFailures());
+    awaitTrue(() -> service.openSessions() == 0, "sessions closed by the client");
+    awaitTrue(() -> m.prefetchBytes() == 0, "pre-fetch budget returned");
+  }
+
+  @Test
+  void readsOutOfOrderAndInterleavedAcrossMaps() throws Exception {
+    try (FetchSession s = client.open(host(), node.job.toString(), 3, node.attempts)) {
+      InputStream a = s.stream(0);
+      InputStream b = s.stream(1);
+      byte[] first = a.readNBytes(100);
+      byte[] all = b.readAllBytes();
+      byte[] rest = a.readAllBytes();
+      byte[] want = node.partitions.get(0)[3];
+      assertArrayEquals(java.util.Arrays.copyOf(want, 100), first);
+      assertArrayEquals(java.util.Arrays.copyOfRange(want, 100, want.length), rest);
+      assertArrayEquals(node.partitions.get(1)[3], all);
+      a.close();
+      b.close();
+    }
+  }
+
+  @Test
+  void wrongJobTokenIsRejectedAndLogged() throws Exception {
+    LogCapturer logs = LogCapturer.captureLogs(
+        org.slf4j.LoggerFactory.getLogger(MapOutputServer.class));
+    try (ShuffleFetchClient intruder = newClient(conf(service.address().getPort(), 1),
+        JobTokenSecretManager.createSecretKey("not the token".getBytes()))) {
+      ShuffleServiceException e = assertThrows(ShuffleServiceException.class,
+          () -> intruder.open(host(), node.job.toString(), 0, node.attempts));
+      assertEquals(ShuffleError.AUTH, e.code(), e.getMessage());
+    } finally {
+      logs.stopCapturing();
+    }
+    assertEquals(1, service.metrics().authFailures());
+    assertEquals(0, service.metrics().bytesServed());
+    assertTrue(logs.getOutput().contains("wrong job token HMAC"), logs.getOutput());
+  }
+
+  @Test
+  void missingJobTokenIsRejectedAndLogged() throws Exception {
+    LogCapturer logs = LogCapturer.captureLogs(
+        org.slf4j.LoggerFactory.getLogger(MapOutputServer.class));
+    try {
+      OpenRequest unsigned = new OpenRequest(node.job.toString(), 0, CHUNK, node.attempts, "");
+      TransportException e = assertThrows(TransportException.class, () -> sendRaw(unsigned));
+      assertEquals(ShuffleError.AUTH, ShuffleError.of(e.getMessage()), e.getMessage());
+    } finally {
+      logs.stopCapturing();
+    }
+    assertEquals(1, service.metrics().authFailures());
+    assertTrue(logs.getOutput().contains("missing job token HMAC"), logs.getOutput());
+  }
+
+  @Test
+  void unknownJobIsRefusedWithTheKeyToFix() throws Exception {
+    service.stopApplication(new ApplicationTerminationContext(node.app));
+    ShuffleServiceException e = assertThrows(ShuffleServiceException.class,
+        () -> client.open(host(), node.job.toString(), 0, node.attempts));
+    assertEquals(ShuffleError.UNKNOWN_JOB, e.code());
+    assertEquals(1, service.metrics().unknownJobs());
+    assertEquals(0, service.jobCount());
+  }
+
+  @Test
+  void stoppingTheApplicationEndsItsSessions() throws Exception {
+    FetchSession s = client.open(host(), node.job.toString(), 2, node.attempts);
+    assertEquals(1, service.openSessions());
+    service.stopApplication(new ApplicationTerminationContext(node.app));
+    assertEquals(0, service.openSessions());
+    IOException e = assertThrows(IOException.class, () -> s.stream(0).readAllBytes());
+    assertTrue(e.getMessage().contains("NO_SESSION"), e.getMessage());
+    awaitTrue(() -> service.metrics().prefetchBytes() == 0, "pre-fetch budget returned");
+  }
+
+  @Test
+  void attemptsOfOtherJobsAndPathTricksAreBadRequests() throws Exception {
+    for (String bad : List.of("attempt_1700000000000_0008_m_000000_0",
+        "attempt_1700000000000_0007_r_000000_0", "../../../../etc/passwd", "")) {
+      List<String> maps = new ArrayList<>(node.attempts);
+      maps.add(bad);
+      ShuffleServiceException e = assertThrows(ShuffleServiceException.class,
+          () -> client.open(host(), node.job.toString(), 0, maps), bad);
+      assertEquals(ShuffleError.BAD_REQUEST, e.code(), e.getMessage());
+    }
+    assertEquals(0, service.openSessions());
+  }
+
+  @Test
+  void missingAndTruncatedOutputsAreReportedPerMap() throws Exception {
+    String lost = "attempt_1700000000000_0007_m_000009_0";
+    try (RandomAccessFile f = new RandomAccessFile(node.dataFile(node.attempts.get(1)), "rw")) {
+      f.setLength(f.length() - 1); // the last partition loses its last byte
+    }
+    List<String> maps = List.of(node.attempts.get(0), lost, node.attempts.get(1));
+    try (FetchSession s = client.open(host(), node.job.toString(), 3, maps)) {
+      assertEquals(OpenResponse.Status.OK, s.partitions().get(0).status());
+      assertEquals(OpenResponse.Status.NOT_FOUND, s.partitions().get(1).status());
+      OpenResponse.Partition cut = s.partitions().get(2);
+      assertEquals(OpenResponse.Status.ERROR, cut.status());
+      assertTrue(cut.message().contains("truncated"), cut.message());
+      assertArrayEquals(node.partitions.get(0)[3], s.stream(0).readAllBytes());
+    }
+    assertEquals(1, service.metrics().outputsNotFound());
+  }
+
+  @Test
+  void portRangeFindsTheNodeManagerHoldingTheMaps() throws Exception {
+    ShuffleTestNode other = new ShuffleTestNode(tmp.resolve("nm1").toFile(), 1700000000000L, 7,
+        1);
+    other.addMap(5, new int[] {10, 20, 30, 40}, 99);
+    int base = freePortRange(2);
+    HpcShuffleHandler first = startService(node, conf(base, 2));
+    HpcShuffleHandler second = startService(other, conf(base, 2));
+    try {
+      assertEquals(base, first.address().getPort());
+      assertEquals(base + 1, second.address().getPort());
+      first.initializeApplication(node.initContext());
+      second.initializeApplication(other.initContext());
+      Configuration cc = conf(base, 2);
+      try (ShuffleFetchClient c = newClient(cc,
+          JobTokenSecretManager.createSecretKey(node.password));
+          FetchSession s = c.open(host() + ":1234", other.job.toString(), 2, other.attempts)) {
+        assertEquals(base + 1, s.port());
+        assertArrayEquals(other.partitions.get(0)[2], s.stream(0).readAllBytes());
+      }
+    } finally {
+      first.stop();
+      second.stop();
+    }
+  }
+
+  @Test
+  void noServiceIsUnreachableNotAnError() throws Exception {
+    int port = freePortRange(1);
+    Configuration cc = conf(port, 1);
+    try (ShuffleFetchClient c = newClient(cc, JobTokenSecretManager.createSecretKey(
+        node.password))) {
+      ServiceUnreachableException e = assertThrows(ServiceUnreachableException.class,
+          () -> c.open(host(), node.job.toString(), 0, node.attempts));
+      assertTrue(e.getMessage().contains("port " + port), e.getMessage());
+    }
+  }
+
+  @Test
+  void aTakenPortNamesTheKeyToChange() {
+    Configuration c = conf(service.address().getPort(), 1);
+    HpcShuffleHandler clash = new HpcShuffleHandler();
+    clash.setAuxiliaryLocalPathHandler(node.localPaths());
+    clash.init(c);
+    Exception e = assertThrows(Exception.class, clash::start);
+    String all = String.valueOf(e) + e.getCause();
+    assertTrue(all.contains(ShuffleConfigKeys.PORT_KEY), all);
+    clash.stop();
+  }
+
+  @Test
+  void badConfigurationNamesTheKey() {
+    Configuration c = conf(0, 1);
+    c.set(ShuffleConfigKeys.CHUNK_SIZE_KEY, "12");
+    HpcShuffleHandler s = new HpcShuffleHandler();
+    Exception e = assertThrows(Exception.class, () -> s.init(c));
+    assertTrue(String.valueOf(e).contains(ShuffleConfigKeys.CHUNK_SIZE_KEY), String.valueOf(e));
+  }
+
+  private void sendRaw(OpenRequest r) throws Exception {
+    Connection c = clientTransport.connect(new InetSocketAddress(host(),
+        service.address().getPort())).get(10, TimeUnit.SECONDS);
+    try {
+      Buffer b = clientTransport.bufferPool().allocate(r.encodedSize());
+      r.encode(b.nio());
+      b.nio().flip();
+      CompletableFuture<Buffer> f = c.request(b);
+      try {
+        f.get(10, TimeUnit.SECONDS).release();
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw (Exception) e.getCause();
+      }
+    } finally {
+      c.close();
+    }
+  }
+
+  /** A port p such that p .. p+n-1 were free a moment ago. */
+  static int freePortRange(int n) throws IOException {
+    for (int attempt = 0; attempt < 50; attempt++) {
+      int p;
+      try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+        p = s.getLocalPort();
+      }
+      if (p + n > 65535) {
+        continue;
+      }
+      boolean free = true;
+      for (int i = 1; i < n && free; i++) {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(p + i)) {
+          free = true;
+        } catch (IOException e) {
+          free = false;
+        }
+      }
+      if (free) {
+        return p;
+      }
+    }
+    throw new IOException("no range of " + n + " free ports");
+  }
+
+  static void awaitTrue(java.util.function.BooleanSupplier c, String what) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!c.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("not within 20 s: " + what);
+      }
+      Thread.sleep(20);
+    }
+  }
+
+}

@@ -2,7 +2,8 @@
 # Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
 #
 # Runs inside the Soft-RoCE VM (started by guest-init.sh): device sanity, the native ctest suite
-# and the Java verbs tests (classes matching .*Verbs.*Test) against rxe0. Everything it needs was
+# and the Java verbs tests (classes matching .*Verbs.*Test: the transport, and the shuffle
+# service fetching real map-output files) against rxe0. Everything it needs was
 # built on the host and is reached through the 9p shares at the host's own paths. Writes
 # OUT/results.env (key=value, read by dev-support/bin/test-rdma) and the JUnit XML to OUT/junit.
 #
@@ -16,7 +17,10 @@ launcher="${out}/lib/junit-platform-console-standalone.jar"
 # The module's classes and the library as test-rdma snapshotted them right after the host build,
 # so a rebuild on the host while the VM runs cannot pull classes from under the JVM.
 snapshot="${out}/snapshot"
+# hadoop-hpc-common, then the shuffle module (HpcShuffleHandlerVerbsTest) and its dependencies
 classpath="${snapshot}/classes:${snapshot}/test-classes:$(cat "${out}/test-classpath.txt")"
+classpath+=":${snapshot}/shuffle-classes:${snapshot}/shuffle-test-classes"
+classpath+=":$(cat "${out}/shuffle-test-classpath.txt")"
 java_opts=(
   # C1 only: C2's compile threads cost more than they save in a short run under TCG.
   -XX:TieredStopAtLevel=1
@@ -90,7 +94,7 @@ say "c. Java verbs tests (.*Verbs.*Test) on the guest's JRE: $(java -version 2>&
 java "${java_opts[@]}" -Dhadoop.hpc.test.require.verbs=true \
   -Dhadoop.hpc.test.verbs.device="${device}" \
   -jar "${launcher}" execute --disable-banner --disable-ansi-colors --details=tree \
-  --class-path "${classpath}" --scan-class-path="${snapshot}/test-classes" \
+  --class-path "${classpath}" --scan-class-path="${snapshot}/test-classes:${snapshot}/shuffle-test-classes" \
   --include-classname '^.*Verbs.*Test$' --reports-dir "${out}/junit" \
   >"${out}/junit.log" 2>&1
 java_rc=$?

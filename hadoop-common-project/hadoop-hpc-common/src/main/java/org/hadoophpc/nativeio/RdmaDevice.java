@@ -3,6 +3,15 @@
  */
 package org.hadoophpc.nativeio;
 
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -68,6 +77,31 @@ public final class RdmaDevice {
   /** True when at least one port is ACTIVE. */
   public boolean hasActivePort() {
     return ports.stream().anyMatch(RdmaPort::isActive);
+  }
+
+  /**
+   * The IPv4 address of the network interface behind GID 0 of {@code port} (RoCE: the Ethernet
+   * netdev, IPoIB: ib0...), read from {@code /sys/class/infiniband/<dev>/ports/<port>/gid_attrs};
+   * empty when the kernel does not say or the interface has no IPv4 address. rdma_cm listeners
+   * and connections address the device by it.
+   */
+  public Optional<InetAddress> ipv4Address(int port) {
+    Path ndev = Paths.get("/sys/class/infiniband", name, "ports", Integer.toString(port),
+        "gid_attrs/ndevs/0");
+    try {
+      if (!Files.isReadable(ndev)) {
+        return Optional.empty();
+      }
+      String netdev = new String(Files.readAllBytes(ndev), StandardCharsets.US_ASCII).trim();
+      NetworkInterface nif = NetworkInterface.getByName(netdev);
+      if (nif == null) {
+        return Optional.empty();
+      }
+      return Collections.list(nif.getInetAddresses()).stream()
+          .filter(a -> a instanceof Inet4Address).findFirst();
+    } catch (IOException e) {
+      return Optional.empty();
+    }
   }
 
   @Override

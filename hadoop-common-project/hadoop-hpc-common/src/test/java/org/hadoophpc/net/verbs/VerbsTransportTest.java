@@ -8,15 +8,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.util.Collections;
 
 import org.apache.hadoop.conf.Configuration;
 import org.hadoophpc.nativeio.HpcNative;
@@ -57,7 +50,7 @@ class VerbsTransportTest extends TransportConformanceTest {
         why = (wanted.isEmpty() ? "no active device" : "no active device " + wanted) + " ("
             + devices.reason().orElse(devices.devices().toString()) + ")";
       } else {
-        address = ipv4Of(device.name());
+        address = device.ipv4Address(1).orElse(null);
         if (address == null) {
           why = "device " + device.name() + " has no netdev with an IPv4 address";
         }
@@ -69,25 +62,6 @@ class VerbsTransportTest extends TransportConformanceTest {
       }
       assumeTrue(false, NO_DEVICE + " (" + why + ")");
     }
-  }
-
-  /** IPv4 of the netdev behind GID 0 of port 1 (/sys/class/infiniband/DEV/ports/1/gid_attrs). */
-  private static InetAddress ipv4Of(String dev) throws IOException {
-    Path ndev = Paths.get("/sys/class/infiniband", dev, "ports/1/gid_attrs/ndevs/0");
-    if (!Files.isReadable(ndev)) {
-      return null;
-    }
-    String name = new String(Files.readAllBytes(ndev), StandardCharsets.US_ASCII).trim();
-    NetworkInterface nif = NetworkInterface.getByName(name);
-    if (nif == null) {
-      return null;
-    }
-    for (InetAddress a : Collections.list(nif.getInetAddresses())) {
-      if (a instanceof Inet4Address) {
-        return a;
-      }
-    }
-    return null;
   }
 
   @Override

@@ -67,7 +67,8 @@ import org.hadoophpc.yarn.shuffle.HpcShuffleHandler;
  * consumers copy out of the network buffers.
  *
  * <p>Usage: {@code ShuffleBench [--maps M] [--reducers R] [--size BYTES] [--rounds N]
- * [--transport tcp|verbs] [--bind ADDRESS] [--dir DIR]}
+ * [--transport tcp|verbs] [--bind ADDRESS] [--dir DIR] [--conf KEY=VALUE]...} (--conf sets
+ * transport or shuffle keys for the service and the reducers)
  */
 public final class ShuffleBench {
   private static final int MAPS_PER_FETCH = 20; // stock's ShuffleSchedulerImpl.MAX_MAPS_AT_ONCE
@@ -80,6 +81,7 @@ public final class ShuffleBench {
   private String transport = "tcp";
   private String bind = "127.0.0.1";
   private File dir;
+  private final Configuration extra = new Configuration(false);
 
   private JobID job;
   private String user;
@@ -104,8 +106,17 @@ public final class ShuffleBench {
         case "--transport" -> transport = need(args[i], v);
         case "--bind" -> bind = need(args[i], v);
         case "--dir" -> dir = new File(need(args[i], v));
+        case "--conf" -> {
+          String kv = need(args[i], v);
+          int eq = kv.indexOf('=');
+          if (eq <= 0) {
+            throw new IllegalArgumentException("--conf takes KEY=VALUE, not " + kv);
+          }
+          extra.set(kv.substring(0, eq), kv.substring(eq + 1));
+        }
         default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + "; options: --maps --reducers --size --rounds --transport --bind --dir");
+            + "; options: --maps --reducers --size --rounds --transport --bind --dir"
+            + " --conf KEY=VALUE");
       }
       i++;
     }
@@ -151,6 +162,9 @@ public final class ShuffleBench {
     conf.setInt(ShuffleConfigKeys.PORT_KEY, freePort());
     conf.set(ShuffleConfigKeys.BIND_HOST_KEY, bind);
     conf.set(TransportConfigKeys.TRANSPORT_KEY, transport);
+    for (java.util.Map.Entry<String, String> e : extra) {
+      conf.set(e.getKey(), e.getValue()); // both sides: the service and every reducer
+    }
     HpcShuffleHandler handler = new HpcShuffleHandler();
     handler.setAuxiliaryLocalPathHandler(new OneDirLocalPaths(dir));
     handler.init(conf);

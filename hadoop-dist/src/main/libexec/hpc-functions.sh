@@ -100,6 +100,10 @@ hpc_load_env() {
   export HADOOP_LOG_DIR HADOOP_PID_DIR HADOOP_IDENT_STRING HADOOP_STOP_TIMEOUT
   export HADOOP_HPC_START_TIMEOUT HADOOP_SSH_OPTS
   HPC_HOSTNAME=$(hostname 2>/dev/null || echo localhost)
+  # This node's name for per-node directories on a shared mount: ${env.HADOOP_HPC_NODE} in the
+  # *-site.xml files (MapReduce over Lustre without local disks).
+  HADOOP_HPC_NODE=${HADOOP_HPC_NODE:-${HPC_HOSTNAME}}
+  export HADOOP_HPC_NODE
 }
 
 ## Finds java in JAVA_HOME; explains how to set it when missing. Sets JAVA.
@@ -428,6 +432,17 @@ hpc_conf_load() {
     # shellcheck disable=SC2034  # read by the sourcing script
     HPC_CONF["${line%%=*}"]=${line#*=}
   done < <(hpc_java_run org.hadoophpc.tools.DaemonCheck get "$@")
+}
+
+## hpc_uses_hdfs: true when fs.defaultFS is hdfs:// (false: no HDFS to start or stop, as in the
+## MapReduce over Lustre modes); exits when the configuration cannot be read.
+hpc_uses_hdfs() {
+  hpc_conf_load fs.defaultFS
+  if [[ -z "${HPC_CONF[fs.defaultFS]:-}" ]]; then
+    hpc_error "cannot read fs.defaultFS from ${HADOOP_CONF_DIR} (see above)"
+    exit 1
+  fi
+  [[ "${HPC_CONF[fs.defaultFS]}" == hdfs://* ]]
 }
 
 ## host:port -> host (host part of an address)

@@ -34,71 +34,26 @@ import org.slf4j.LoggerFactory;
  * read error for that map ({@code copyFailed(map, host, true, false)}, which tells the AM); a host
  * that answers on no port at all is a connect failure for all its maps.
  */
-final class HpcFetcher<K, V> extends Thread {
+final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
   private static final Logger LOG = LoggerFactory.getLogger(HpcFetcher.class);
   private static final int STOCK_PROBE_MS = 2000;
   private static final long BUSY_BACKOFF_MS = 500;
 
-  private final HpcShuffleConsumer<K, V> consumer;
-  private final int id;
   private final String jobId;
   private final int reduce;
-  private final ShuffleSchedulerImpl<K, V> scheduler;
-  private final MergeManager<K, V> merger;
-  private final ShuffleClientMetrics metrics;
-  private final Reporter reporter;
   private final ShuffleFetchClient client;
-  private volatile boolean stopped;
 
   HpcFetcher(HpcShuffleConsumer<K, V> consumer, int id, JobConf job, TaskAttemptID reduceId,
       ShuffleSchedulerImpl<K, V> scheduler, MergeManager<K, V> merger,
       ShuffleClientMetrics metrics, Reporter reporter, ShuffleFetchClient client) {
-    super("hpc-fetcher#" + id);
-    setDaemon(true);
-    this.consumer = consumer;
-    this.id = id;
+    super("hpc-fetcher", consumer, id, scheduler, merger, metrics, reporter);
     this.jobId = reduceId.getJobID().toString();
     this.reduce = reduceId.getTaskID().getId();
-    this.scheduler = scheduler;
-    this.merger = merger;
-    this.metrics = metrics;
-    this.reporter = reporter;
     this.client = client;
   }
 
   @Override
-  public void run() {
-    try {
-      while (!stopped && !consumer.fallingBack() && !isInterrupted()) {
-        MapHost host = null;
-        try {
-          merger.waitForResource();
-          host = scheduler.getHost();
-          metrics.threadBusy();
-          copyFromHost(host);
-        } finally {
-          if (host != null) {
-            scheduler.freeHost(host);
-            metrics.threadFree();
-          }
-        }
-      }
-    } catch (InterruptedException | InterruptedIOException e) {
-      // shut down
-    } catch (Throwable t) {
-      if (!stopped) {
-        consumer.reportException(t);
-      }
-    }
-  }
-
-  void shutDown() throws InterruptedException {
-    stopped = true;
-    interrupt();
-    join(10_000);
-  }
-
-  private void copyFromHost(MapHost host) throws IOException {
+  void copyFromHost(MapHost host) throws IOException {
     List<TaskAttemptID> maps = scheduler.getMapsForHost(host);
     if (maps.isEmpty()) {
       return;

@@ -23,6 +23,9 @@ import org.apache.hadoop.mapreduce.task.reduce.MergeManagerImpl;
 import org.apache.hadoop.mapreduce.task.reduce.Shuffle;
 import org.apache.hadoop.mapreduce.task.reduce.ShuffleClientMetrics;
 import org.apache.hadoop.mapreduce.task.reduce.ShuffleSchedulerImpl;
+import org.hadoophpc.mapreduce.lustre.LustreMapOutputCollector;
+import org.hadoophpc.mapreduce.lustre.LustreMode;
+import org.hadoophpc.mapreduce.lustre.SharedMapOutputs;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportFactory;
@@ -47,6 +50,10 @@ import org.slf4j.LoggerFactory;
  * reason once and counts {@link HpcShuffleCounter#FALLBACKS}; with
  * {@code mapreduce.hpc.shuffle.strict=true} it fails with that reason instead. Local (uber) runs
  * and encrypted intermediate data use stock's shuffle from the start.
+ *
+ * <p>MapReduce over Lustre without local disks ({@code mapreduce.hpc.lustre.mode=no-local-disks}):
+ * no network at all; {@link SharedFsFetcher}s read each map's published output straight from
+ * {@code mapreduce.hpc.lustre.shuffle.dir}, with the same scheduler, merger and failure reports.
  */
 public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, ExceptionReporter {
   private static final Logger LOG = LoggerFactory.getLogger(HpcShuffleConsumer.class);
@@ -66,7 +73,9 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
   private TransportConf transportConf;
   private Transport transport;
   private ShuffleFetchClient client;
-  private final List<HpcFetcher<K, V>> fetchers = new ArrayList<>();
+  private LustreMode lustreMode;
+  private SharedMapOutputs shared;
+  private final List<MapOutputFetcher<K, V>> fetchers = new ArrayList<>();
   private final List<Fetcher<K, V>> stockFetchers = new ArrayList<>();
   private Throwable failure;
   private String failureThread;
@@ -93,6 +102,7 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     }
     // bad values fail the task here with the key named, before anything is fetched
     shuffleConf = ShuffleConf.from(jobConf);
+    lustreMode = LustreMode.from(jobConf);
     transportConf = TransportConf.from(jobConf);
     metrics = ShuffleClientMetrics.create(reduceId, jobConf);
     scheduler = new ShuffleSchedulerImpl<>(jobConf, ctx.getStatus(), reduceId, this,
@@ -116,8 +126,20 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
         scheduler, this, Math.min(MAX_EVENTS_PER_CALL, perReducer));
     int parallel = jobConf.getInt(MRJobConfig.SHUFFLE_PARALLEL_COPIES, 5);
     try {
-      openTransport();
-      if (fallbackReason == null) {
+      if (lustreMode == LustreMode.NO_LOCAL_DISKS) {
+        shared = sharedMapOutputs(jobConf);
+        LOG.info("hpc shuffle: {} fetchers reading map outputs straight from {} ({}={})",
+            parallel, shared, ShuffleConfigKeys.LUSTRE_MODE_KEY,
+            LustreMode.NO_LOCAL_DISKS.value());
+        for (int i = 0; i < parallel; i++) {
+          fetchers.add(new SharedFsFetcher<>(this, i, jobConf, reduceId, scheduler, merger,
+              metrics, reporter, shared));
+        }
+        fetchers.forEach(Thread::start);
+      } else {
+        openTransport();
+      }
+      if (shared == null && fallbackReason == null) {
         LOG.info("hpc shuffle: {} fetchers over {} ({})", parallel, transport.name(),
             shuffleConf);
         for (int i = 0; i < parallel; i++) {
@@ -154,6 +176,38 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     return kv;
   }
 
+  /**
+   * The shared directory of the no-local-disks mode, checked against the map side's setting:
+   * a misconfigured job fails here naming the key, rather than waiting for outputs that are not
+   * published.
+   */
+  private static SharedMapOutputs sharedMapOutputs(JobConf job) throws IOException {
+    boolean publishing = false;
+    try {
+      for (Class<?> c : job.getClasses(MRJobConfig.MAP_OUTPUT_COLLECTOR_CLASS_ATTR)) {
+        publishing |= LustreMapOutputCollector.class.isAssignableFrom(c);
+      }
+    } catch (RuntimeException e) {
+      // an unknown class: reported below with the key
+    }
+    if (!publishing) {
+      throw new IOException(ShuffleConfigKeys.LUSTRE_MODE_KEY + "="
+          + LustreMode.NO_LOCAL_DISKS.value() + " needs "
+          + MRJobConfig.MAP_OUTPUT_COLLECTOR_CLASS_ATTR + "="
+          + LustreMapOutputCollector.class.getName() + " (is '"
+          + job.get(MRJobConfig.MAP_OUTPUT_COLLECTOR_CLASS_ATTR, "") + "'): the maps must"
+          + " publish their output on the shared mount");
+    }
+    SharedMapOutputs shared;
+    try {
+      shared = SharedMapOutputs.from(job);
+    } catch (IllegalArgumentException e) {
+      throw new IOException(e.getMessage(), e);
+    }
+    shared.checkUsable();
+    return shared;
+  }
+
   private void openTransport() throws IOException {
     try {
       transport = TransportFactory.create(jobConf);
@@ -180,7 +234,7 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
   }
 
   private void stopFetchers() throws InterruptedException {
-    for (HpcFetcher<K, V> f : fetchers) {
+    for (MapOutputFetcher<K, V> f : fetchers) {
       f.shutDown();
     }
     fetchers.clear();
@@ -207,6 +261,10 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     synchronized (scheduler) {
       scheduler.notifyAll();
     }
+  }
+
+  void countSharedBytes(long n) {
+    reporter.incrCounter(HpcShuffleCounter.BYTES_FROM_LUSTRE, n);
   }
 
   boolean fallingBack() {

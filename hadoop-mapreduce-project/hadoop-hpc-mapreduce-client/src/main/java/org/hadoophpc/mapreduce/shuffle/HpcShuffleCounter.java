@@ -11,6 +11,8 @@ public enum HpcShuffleCounter {
   BYTES_OVER_VERBS,
   /** Map-output bytes fetched over the tcp transport. */
   BYTES_OVER_TCP,
+  /** Map-output bytes read straight from the shared Lustre mount (no-local-disks mode). */
+  BYTES_FROM_LUSTRE,
   /** Reduce tasks that fell back to the stock HTTP shuffle (the task log says why). */
   FALLBACKS
 }

@@ -67,4 +67,26 @@ public final class ShuffleConfigKeys {
    */
   public static final String STRICT_KEY = "mapreduce.hpc.shuffle.strict";
   public static final boolean STRICT_DEFAULT = false;
+
+  /**
+   * MapReduce over Lustre: {@code off}; {@code local-disks} (job input and output on the Lustre
+   * mount, intermediate data on node-local disks, shuffled over the network as configured);
+   * {@code no-local-disks} (intermediate data on Lustre: each map publishes its one output file and
+   * index under {@link #LUSTRE_SHUFFLE_DIR_KEY}, reducers read them straight from there, no network
+   * shuffle). Unset (the default): HiBD's {@link #HIBD_LUSTRE_MODE} (1 or 2) if set, else off.
+   */
+  public static final String LUSTRE_MODE_KEY = "mapreduce.hpc.lustre.mode";
+  public static final String LUSTRE_MODE_DEFAULT = "";
+
+  /** HiBD's spelling of {@link #LUSTRE_MODE_KEY}: 1 = with local disks, 2 = without. */
+  public static final String HIBD_LUSTRE_MODE = "mapred.rdma.shuffle.lustre";
+
+  /**
+   * Directory on the shared (Lustre) mount where maps publish their output in the
+   * {@code no-local-disks} mode, as {@code <dir>/<job id>/<map attempt id>/file.out[.index]};
+   * the NodeManagers' shuffle service deletes {@code <dir>/<job id>} when the job ends. The same
+   * path on every node.
+   */
+  public static final String LUSTRE_SHUFFLE_DIR_KEY = "mapreduce.hpc.lustre.shuffle.dir";
+  public static final String LUSTRE_SHUFFLE_DIR_DEFAULT = "";
 }

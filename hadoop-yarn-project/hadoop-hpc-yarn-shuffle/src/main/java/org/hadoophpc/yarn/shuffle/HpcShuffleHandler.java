@@ -7,6 +7,9 @@ import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.DataInputByteBuffer;
@@ -19,6 +22,7 @@ import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.server.api.ApplicationInitializationContext;
 import org.apache.hadoop.yarn.server.api.ApplicationTerminationContext;
+import org.hadoophpc.mapreduce.lustre.SharedMapOutputs;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 import org.hadoophpc.net.Listener;
@@ -55,6 +59,9 @@ public class HpcShuffleHandler extends ShuffleHandler {
   private MapOutputLocator locator;
   private ShuffleServiceMetrics metrics;
   private String metricsName;
+  /** Where no-local-disks jobs publish map outputs (null: not configured on this node). */
+  private SharedMapOutputs shared;
+  private ExecutorService cleaner;
 
   @Override
   protected void serviceInit(Configuration configuration) throws Exception {
@@ -72,7 +79,27 @@ public class HpcShuffleHandler extends ShuffleHandler {
     metricsName = "HpcShuffleMetrics";
     DefaultMetricsSystem.instance().register(metricsName, "hadoop-hpc shuffle service", metrics);
     transport = TransportFactory.create(c);
-    locator = new MapOutputLocator(getAuxiliaryLocalPathHandler(), new JobConf(c));
+    JobConf job = new JobConf(c);
+    locator = new MapOutputLocator(getAuxiliaryLocalPathHandler(), job);
+    if (!job.getTrimmed(ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY, "").isEmpty()) {
+      shared = SharedMapOutputs.from(job);
+      if (!java.nio.file.Files.isDirectory(shared.root())) {
+        try {
+          java.nio.file.Files.createDirectories(shared.root());
+          LOG.info("hpc shuffle: created {}={}", ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY, shared);
+        } catch (IOException e) {
+          throw new IOException("cannot create " + ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY + "="
+              + shared + " (" + e + "): is the shared file system mounted on this node?", e);
+        }
+      }
+      cleaner = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "hpc-lustre-cleaner");
+        t.setDaemon(true);
+        return t;
+      });
+      LOG.info("hpc shuffle: deletes the map outputs ended jobs published under {} ({})", shared,
+          ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY);
+    }
     server = new MapOutputServer(transport.bufferPool(), jobs, locator, conf, tc.ioTimeoutMs(),
         metrics);
     listener = bind();
@@ -119,6 +146,10 @@ public class HpcShuffleHandler extends ShuffleHandler {
       if (metricsName != null) {
         DefaultMetricsSystem.instance().unregisterSource(metricsName);
       }
+      if (cleaner != null) {
+        cleaner.shutdown();
+        cleaner.awaitTermination(30, TimeUnit.SECONDS);
+      }
     } finally {
       super.serviceStop();
     }
@@ -154,7 +185,30 @@ public class HpcShuffleHandler extends ShuffleHandler {
       locator.forgetJob(jobId);
       LOG.info("hpc shuffle: {} finished; its sessions and cached indexes are gone", jobId);
     }
+    if (cleaner != null) {
+      cleaner.execute(() -> deleteShared(jobId));
+    }
     super.stopApplication(context);
+  }
+
+  /** Deletes what {@code jobId} published on the shared mount (every node tries; idempotent). */
+  private void deleteShared(String jobId) {
+    try {
+      if (shared.deleteJob(jobId)) {
+        LOG.info("hpc shuffle: deleted the map outputs {} published in {}", jobId,
+            shared.jobDir(jobId));
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("hpc shuffle: cannot delete the map outputs of {} in {}: {} (delete it by hand)",
+          jobId, shared.jobDir(jobId), e.toString());
+    }
+  }
+
+  /** For tests: waits until the deletions asked for so far are done. */
+  void awaitCleanups() throws InterruptedException, java.util.concurrent.ExecutionException {
+    if (cleaner != null) {
+      cleaner.submit(() -> { }).get();
+    }
   }
 
   private static String jobId(ApplicationId app) {

@@ -195,7 +195,7 @@ final class HpcMiniCluster implements AutoCloseable {
    * records' raw key and value bytes (the header carries a random sync marker).
    */
   List<String> digest(Path dir) throws IOException {
-    FileSystem fs = fs();
+    FileSystem fs = dir.getFileSystem(mr.getConfig());
     FileStatus[] files = fs.listStatus(dir, p -> !p.getName().startsWith("_")
         && !p.getName().startsWith("."));
     Arrays.sort(files);

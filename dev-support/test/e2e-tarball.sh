@@ -212,6 +212,7 @@ for part in $("${A}/bin/hdfs" dfs -ls -C '/e2e/out/part-r-*'); do
 done
 [[ "${same}" == "true" ]] && pass "hpc shuffle output is byte for byte stock's" ||
   fail "hpc shuffle output is byte for byte stock's"
+stock_sum=$("${A}/bin/hdfs" dfs -cat '/e2e/out/part-r-*' | sha256sum)
 in_sum=$("${A}/bin/hadoop" jar "${ex}" teravalidate /e2e/in /e2e/report-in 2>/dev/null >/dev/null;
   "${A}/bin/hdfs" dfs -cat '/e2e/report-in/part-r-*' 2>/dev/null | sed -n 's/^checksum[[:space:]]*//p')
 out_sum=$(sed -n 's/^checksum[[:space:]]*//p' <<<"${report}")
@@ -240,6 +241,37 @@ expect_output "restart after the failure: start-dfs.sh" "HDFS ready" "${A}/sbin/
 expect_output "data survived the restart" "${rows}00" \
   bash -c "'${A}/bin/hdfs' dfs -cat '/e2e/out/part-r-*' | wc -c"
 check "stop-dfs.sh" "${A}/sbin/stop-dfs.sh"
+
+echo "== MapReduce over Lustre without local disks (etc/hadoop/modes/lustre-no-local-disks)"
+lconf="${work}/conf-lustre"
+cp -r "${A}/etc/hadoop" "${lconf}" && cp "${A}/etc/hadoop/modes/lustre-no-local-disks/"* "${lconf}/"
+mnt="${A}/lustre" # the template's stand-in for the mount: ${env.HADOOP_HOME}/lustre
+expect_output "start-all.sh starts YARN only when fs.defaultFS is not HDFS" "not starting HDFS" \
+  "${A}/sbin/start-all.sh" --config "${lconf}"
+out=$("${A}/bin/hdfs" --config "${lconf}" --daemon status namenode 2>&1)
+[[ $? -eq 3 ]] && pass "no namenode in the Lustre mode" || fail "no namenode in the Lustre mode" "${out}"
+lustre_log="${work}/terasort-lustre.log"
+if "${A}/bin/hadoop" --config "${lconf}" jar "${ex}" teragen -Dmapreduce.job.maps=2 "${rows}" \
+  "${mnt}/e2e/in" >"${work}/teragen-lustre.log" 2>&1 &&
+  "${A}/bin/hadoop" --config "${lconf}" jar "${ex}" terasort -Dmapreduce.job.reduces=2 \
+    "${mnt}/e2e/in" "${mnt}/e2e/out" >"${lustre_log}" 2>&1; then
+  pass "teragen and terasort on the Lustre stand-in"
+else
+  fail "teragen and terasort on the Lustre stand-in" "$(tail -n 30 "${work}/teragen-lustre.log" "${lustre_log}")"
+fi
+read_bytes=$(sed -n 's/^[[:space:]]*Bytes read straight from the shared Lustre mount=\([0-9]*\)$/\1/p' "${lustre_log}")
+[[ "${read_bytes:-0}" -gt 0 ]] && ! grep -q 'Bytes fetched over' "${lustre_log}" &&
+  pass "reducers read ${read_bytes} bytes straight from the mount, none over the network" ||
+  fail "reducers read straight from the mount" "$(grep -A6 'HPC Shuffle' "${lustre_log}")"
+[[ "$(cat "${mnt}"/e2e/out/part-r-* | sha256sum)" == "${stock_sum}" ]] &&
+  pass "Lustre-mode TeraSort output is byte for byte stock's on HDFS" ||
+  fail "Lustre-mode TeraSort output is byte for byte stock's on HDFS"
+for _ in $(seq 30); do
+  [[ -z "$(ls -A "${mnt}/shuffle" 2>/dev/null)" ]] && break
+  sleep 1
+done
+check "the job's published map outputs are deleted after it" test -z "$(ls -A "${mnt}/shuffle")"
+expect_output "stop-all.sh without HDFS" "stopped resourcemanager" "${A}/sbin/stop-all.sh" --config "${lconf}"
 check "no JVM left at the end" test -z "$(jvms_of "${A}")$(jvms_of "${B}")"
 
 trap - EXIT

@@ -204,12 +204,6 @@ public class HpcShuffleHandler extends ShuffleHandler {
     }
   }
 
-  /** For tests: waits until the deletions asked for so far are done. */
-  void awaitCleanups() throws InterruptedException, java.util.concurrent.ExecutionException {
-    if (cleaner != null) {
-      cleaner.submit(() -> { }).get();
-    }
-  }
 
   private static String jobId(ApplicationId app) {
     return new JobID(Long.toString(app.getClusterTimestamp()), app.getId()).toString();

@@ -126,7 +126,8 @@ class ShuffleFaultIT {
 
   /**
    * Waits for {@code attempt}'s index file in the NodeManager's local dirs (written after the
-   * data, before the map reports done, so before any reducer fetches), then flips bytes in the
+   * data, before the map reports done, so before any reducer fetches) to be readable in full
+   * (the first look may catch it half written), then flips bytes in the
    * middle of its partition 0. Returns the data file's path.
    */
   private static String corruptWhenWritten(String attempt) throws Exception {
@@ -143,8 +144,15 @@ class ShuffleFaultIT {
       }
       if (index.isPresent()) {
         File data = index.get().resolveSibling("file.out").toFile();
-        IndexRecord rec = new SpillRecord(new Path(index.get().toString()),
-            new JobConf(new Configuration(false))).getIndex(0);
+        IndexRecord rec;
+        try {
+          rec = new SpillRecord(new Path(index.get().toString()),
+              new JobConf(new Configuration(false))).getIndex(0);
+        } catch (IOException e) {
+          // the map is still writing the index (EOF) or its checksum: look again shortly
+          Thread.sleep(20);
+          continue;
+        }
         try (RandomAccessFile f = new RandomAccessFile(data, "rw")) {
           for (long at = rec.startOffset + rec.partLength / 3; at < rec.startOffset
               + rec.partLength - 8; at += Math.max(1, rec.partLength / 7)) {

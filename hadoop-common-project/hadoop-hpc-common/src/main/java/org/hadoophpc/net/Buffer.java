@@ -67,6 +67,11 @@ public final class Buffer {
     return slab.registration;
   }
 
+  /** What the pool's registrar attached to the slab (e.g. RDMA keys); null for tcp. */
+  public Object slabDetails() {
+    return slab.details;
+  }
+
   /** The slab's memory, for transports computing addresses of registered memory. */
   public ByteBuffer slabMemory() {
     return slab.memory;

@@ -39,6 +39,15 @@ public final class BufferPool implements AutoCloseable {
 
     long register(ByteBuffer slab) throws IOException;
 
+    /**
+     * What the transport wants at hand for every buffer of the slab {@code handle} registered
+     * (e.g. its RDMA address and keys), so that the data path needs no lookup: see
+     * {@link Buffer#slabDetails()}. Called once per slab, right after {@link #register}.
+     */
+    default Object details(long handle) {
+      return null;
+    }
+
     void deregister(long handle) throws IOException;
   }
 
@@ -46,13 +55,15 @@ public final class BufferPool implements AutoCloseable {
   static final class Slab {
     final ByteBuffer memory;
     final long registration;
+    final Object details;
     final int sizeClass;
     final ArrayDeque<Buffer> free = new ArrayDeque<>();
     int inUse;
 
-    Slab(ByteBuffer memory, long registration, int sizeClass) {
+    Slab(ByteBuffer memory, long registration, Object details, int sizeClass) {
       this.memory = memory;
       this.registration = registration;
+      this.details = details;
       this.sizeClass = sizeClass;
     }
   }
@@ -148,7 +159,9 @@ public final class BufferPool implements AutoCloseable {
 
   private Buffer take(int ci) {
     int chunk = MIN_CHUNK << ci;
-    for (Slab s : slabs.get(ci)) {
+    List<Slab> list = slabs.get(ci);
+    for (int i = 0, n = list.size(); i < n; i++) { // no iterator: no garbage per allocation
+      Slab s = list.get(i);
       Buffer b = s.free.poll();
       if (b != null) {
         s.inUse++;
@@ -180,7 +193,7 @@ public final class BufferPool implements AutoCloseable {
     int chunk = MIN_CHUNK << ci;
     ByteBuffer mem = ByteBuffer.allocateDirect(bytes);
     long reg = registrar.register(mem);
-    Slab s = new Slab(mem, reg, ci);
+    Slab s = new Slab(mem, reg, registrar.details(reg), ci);
     for (int off = 0; off + chunk <= bytes; off += chunk) {
       s.free.add(new Buffer(this, s, off, chunk));
     }

@@ -9,12 +9,20 @@ import java.util.concurrent.CompletableFuture;
 /**
  * One reliable, ordered connection between two transports.
  *
+ * <p>Every operation comes in two forms: with a {@link Completion} the caller supplies (the
+ * transport then keeps no object of its own per operation: no garbage per message in steady
+ * state), and returning a {@link CompletableFuture} (one object per operation; built on the
+ * first form).
+ *
  * <p>Data-plane calls never block and never throw for back-pressure: when
- * {@code hadoop.hpc.transport.max.inflight} operations are outstanding they return {@code null}
- * and the caller keeps ownership of its buffer; retry after an earlier future completes.
- * Futures complete on the transport's event thread; they fail with
+ * {@code hadoop.hpc.transport.max.inflight} operations are outstanding they return
+ * {@code false} (callback form) or {@code null} (future form), the completion is not called, and
+ * the caller keeps ownership of its buffer; retry after an earlier operation completes.
+ * Operations complete on the transport's event thread; they fail with
  * {@link ConnectionClosedException} when the connection closes or the peer dies, and with
- * {@link TransportTimeoutException} after {@code hadoop.hpc.transport.io.timeout}.
+ * {@link TransportTimeoutException} after {@code hadoop.hpc.transport.io.timeout}. On a
+ * connection that is already closed a call returns {@code true} and fails its completion at
+ * once, on the calling thread.
  *
  * <p>Thread-safe.
  */
@@ -29,27 +37,82 @@ public interface Connection extends AutoCloseable {
 
   /**
    * Sends {@code request} (its bytes between position and limit; ownership passes to the
-   * transport) and completes with the peer's response, which the caller must release. A handler
-   * failure on the peer completes the future with a {@link TransportException} carrying its
-   * message. Returns {@code null} under back-pressure.
+   * transport unless this returns false) and completes with the peer's response, which the
+   * completion then owns and must release. A handler failure on the peer fails the operation
+   * with a {@link TransportException} carrying its message.
+   *
+   * @return false under back-pressure (nothing happened; {@code request} is still the caller's)
+   * @throws IllegalArgumentException when the request exceeds
+   *         {@code hadoop.hpc.transport.max.message.size} (the buffer stays the caller's)
    */
-  CompletableFuture<Buffer> request(Buffer request);
+  boolean request(Buffer request, Completion<Buffer> completion);
 
   /**
    * Reads {@code length} bytes at {@code offset} of the peer's {@code region} into
    * {@code destination} at its position (which advances). {@code destination} stays owned by
-   * the caller and must not be released before the future completes. {@code null} under
-   * back-pressure.
+   * the caller and must not be released before the completion is called.
+   *
+   * @return false under back-pressure
    */
-  CompletableFuture<Void> read(RemoteRegion region, long offset, int length, Buffer destination);
+  boolean read(RemoteRegion region, long offset, int length, Buffer destination,
+      Completion<Void> completion);
 
   /**
    * Writes {@code source}'s bytes between position and limit (the position is not changed) to
-   * the peer's {@code region} at
-   * {@code offset}. {@code source} stays owned by the caller until the future completes.
-   * {@code null} under back-pressure.
+   * the peer's {@code region} at {@code offset}. {@code source} stays owned by the caller, who
+   * must not change or release it before the completion is called.
+   *
+   * @return false under back-pressure
    */
-  CompletableFuture<Void> write(Buffer source, RemoteRegion region, long offset);
+  boolean write(Buffer source, RemoteRegion region, long offset, Completion<Void> completion);
+
+  /**
+   * {@link #request(Buffer, Completion)} as a future; {@code null} under back-pressure.
+   */
+  default CompletableFuture<Buffer> request(Buffer request) {
+    FutureCompletion<Buffer> f = new FutureCompletion<>();
+    return request(request, f) ? f : null;
+  }
+
+  /**
+   * {@link #read(RemoteRegion, long, int, Buffer, Completion)} as a future; {@code null} under
+   * back-pressure.
+   */
+  default CompletableFuture<Void> read(RemoteRegion region, long offset, int length,
+      Buffer destination) {
+    FutureCompletion<Void> f = new FutureCompletion<>();
+    return read(region, offset, length, destination, f) ? f : null;
+  }
+
+  /**
+   * {@link #write(Buffer, RemoteRegion, long, Completion)} as a future; {@code null} under
+   * back-pressure.
+   */
+  default CompletableFuture<Void> write(Buffer source, RemoteRegion region, long offset) {
+    FutureCompletion<Void> f = new FutureCompletion<>();
+    return write(source, region, offset, f) ? f : null;
+  }
+
+  /**
+   * Answers the request that arrived on this connection as {@code requestId} (see
+   * {@link RequestHandler#onRequest(Connection, Buffer, long)}); from any thread. Ownership of
+   * {@code response} passes to the transport. If the connection has closed meanwhile the
+   * response is released and nothing is sent (the requester has already failed).
+   *
+   * @throws IllegalStateException when that request was already answered, or {@code requestId}
+   *         is not a request of this connection waiting for its answer (for instance the id of
+   *         an older request, answered before): nothing is sent and {@code response} stays the
+   *         caller's
+   * @throws IllegalArgumentException when the response exceeds
+   *         {@code hadoop.hpc.transport.max.message.size}
+   */
+  void respond(long requestId, Buffer response);
+
+  /**
+   * Fails the request {@code requestId} on the peer with {@code message}; otherwise as
+   * {@link #respond(long, Buffer)}.
+   */
+  void fail(long requestId, String message);
 
   /** Closes the connection; pending operations fail with {@link ConnectionClosedException}. */
   @Override

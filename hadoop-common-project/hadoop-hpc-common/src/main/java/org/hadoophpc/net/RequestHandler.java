@@ -5,7 +5,16 @@ package org.hadoophpc.net;
 
 /**
  * Serves requests arriving at a {@link Listener}. Runs on a transport event thread: it must not
- * block, and it may answer later, from any thread, through the {@link Responder}.
+ * block, and it may answer later, from any thread.
+ *
+ * <p>Transports deliver each request through {@link #onRequest(Connection, Buffer, long)}: the
+ * request's id, answered with {@link Connection#respond(long, Buffer)} or
+ * {@link Connection#fail(long, String)}. By default that form hands the request on to
+ * {@link #onRequest(Connection, Buffer, Responder)} with a {@link Responder} bound to the id, so
+ * a handler can be a lambda. Ids carry a generation: the transport reuses its per-request state
+ * (no garbage per request) and still refuses a second answer, or an answer through the id or
+ * responder of an older request, with an {@link IllegalStateException}; such a call never
+ * answers another request.
  */
 public interface RequestHandler {
 
@@ -15,16 +24,37 @@ public interface RequestHandler {
    */
   void onRequest(Connection connection, Buffer request, Responder responder);
 
+  /**
+   * A request arrived as {@code requestId} of {@code connection}. The handler owns
+   * {@code request} and must release it; it must answer exactly once through
+   * {@code connection.respond(requestId, ..)} or {@code connection.fail(requestId, ..)}.
+   *
+   * <p>The default wraps the id in a {@link Responder} (one small object per request) and calls
+   * {@link #onRequest(Connection, Buffer, Responder)}. A handler that keeps no object per request
+   * overrides this method; transports then never call the other form.
+   */
+  default void onRequest(Connection connection, Buffer request, long requestId) {
+    onRequest(connection, request, new BoundResponder(connection, requestId));
+  }
+
   /** The connection closed (either side, or the peer died). */
   default void onClose(Connection connection) {
   }
 
-  /** Answers one request. */
+  /** Answers one request; any thread. */
   interface Responder {
-    /** Sends {@code response} (ownership passes to the transport). */
+    /**
+     * Sends {@code response} (ownership passes to the transport).
+     *
+     * @throws IllegalStateException when the request was already answered
+     */
     void respond(Buffer response);
 
-    /** Fails the request on the peer with {@code message}. */
+    /**
+     * Fails the request on the peer with {@code message}.
+     *
+     * @throws IllegalStateException when the request was already answered
+     */
     void fail(String message);
   }
 }

@@ -19,8 +19,8 @@ import java.util.concurrent.CompletableFuture;
  * {@link #bufferPool()} (registered once for verbs). Every operation has a timeout; closing
  * fails whatever is pending.
  *
- * <p>Thread-safe. Callbacks ({@link RequestHandler}, future completions) run on the transport's
- * event threads and must not block.
+ * <p>Thread-safe. Callbacks ({@link RequestHandler}, {@link Completion}s, future completions) run
+ * on the transport's event threads and must not block.
  */
 public interface Transport extends AutoCloseable {
 
@@ -29,6 +29,13 @@ public interface Transport extends AutoCloseable {
 
   /** The pool every buffer sent or received through this transport comes from. */
   BufferPool bufferPool();
+
+  /**
+   * The transport's registered memory now: the pool's reserved and used bytes, the part of the
+   * latter held by receive rings, and the bound. Every byte a transport registers is pool
+   * memory, so {@code reservedBytes <= maxBytes} always holds.
+   */
+  RegisteredMemory registeredMemory();
 
   /** Accepts connections on {@code address} (port 0: any free port) and serves requests. */
   Listener listen(InetSocketAddress address, RequestHandler handler) throws IOException;

@@ -18,14 +18,16 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import org.apache.hadoop.conf.Configuration;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.Listener;
+import org.hadoophpc.net.RegisteredMemory;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
@@ -40,11 +42,19 @@ import org.hadoophpc.net.tcp.TcpTransport;
  * plain blocking {@link Socket}s with one thread per side and the same message pattern
  * (4-byte length prefix). Both sides run in this JVM, over {@code --bind} (loopback by default).
  *
+ * <p>The transport side runs as an application that cares about garbage would: the client uses
+ * the {@link Completion} forms with one reusable completion per request in flight, and the
+ * server's handlers answer by request id ({@link RequestHandler#onRequest(Connection, Buffer,
+ * long)}), so that what the allocation columns show is the transport's own.
+ *
  * <p>Prints a header (JVM, CPU, kernel, Hadoop version), a table, then per size
  * {@code RESULT transport-bw-<size> raw=<MB/s> hpc=<MB/s> ratio=<hpc/raw>} and
  * {@code RESULT transport-lat-<size> raw=<us> hpc=<us> ratio=<hpc/raw>} (median latency), plus
  * the bytes the transport's event threads and the client thread allocated per message in the
- * measured phases (ThreadMXBean) and the pool's reserved memory. Every phase is bounded in time.
+ * measured phases ({@code RESULT transport-alloc-<size> loop=<B/msg> client=<B/msg>},
+ * ThreadMXBean), and each side's registered memory with its connections still open
+ * ({@code RESULT transport-memory-<server|client> reserved=.. used=.. rings=.. max=..}, bytes).
+ * Every phase is bounded in time.
  *
  * <p>Usage: {@code TransportBench [--transport tcp|verbs] [--bind ADDRESS] [--seconds S]
  * [--window N] [--rounds R] [--sizes 4k,64k,...]}: each phase runs {@code --seconds} after a
@@ -140,11 +150,13 @@ public final class TransportBench {
     List<Row> rows = new ArrayList<>();
     long reserved;
     long maxBytes;
+    RegisteredMemory serverMemory;
+    RegisteredMemory clientMemory;
     TransportConf tconf = TransportConf.from(new Configuration());
     try (Transport server = newTransport(tconf); Transport client = newTransport(tconf);
-         Listener echo = server.listen(new InetSocketAddress(bind, 0), echoHandler());
+         Listener echo = server.listen(new InetSocketAddress(bind, 0), new EchoHandler());
          Listener sink = server.listen(new InetSocketAddress(bind, 0),
-             sinkHandler(server.bufferPool()));
+             new SinkHandler(server.bufferPool()));
          Connection toEcho = client.connect(echo.address()).get(30, TimeUnit.SECONDS);
          Connection toSink = client.connect(sink.address()).get(30, TimeUnit.SECONDS)) {
       Thread[] loops = eventThreads(server, client);
@@ -172,8 +184,12 @@ public final class TransportBench {
       reserved = Math.max(client.bufferPool().reservedBytes(),
           server.bufferPool().reservedBytes());
       maxBytes = client.bufferPool().maxBytes();
+      serverMemory = server.registeredMemory();
+      clientMemory = client.registeredMemory();
     }
     printTable(rows, reserved, maxBytes);
+    printMemory("server", serverMemory);
+    printMemory("client", clientMemory);
   }
 
   /** The round with the lower median. */
@@ -220,47 +236,117 @@ public final class TransportBench {
 
   // ------------------------------------------------------------------ transport
 
-  private static RequestHandler echoHandler() {
-    return (conn, request, responder) -> responder.respond(request);
+  /** Answers with the request itself, by id: no object per request. */
+  private static final class EchoHandler implements RequestHandler {
+    @Override
+    public void onRequest(Connection conn, Buffer request, long requestId) {
+      conn.respond(requestId, request);
+    }
+
+    @Override
+    public void onRequest(Connection conn, Buffer request, Responder responder) {
+      responder.respond(request); // not called: transports use the form above
+    }
   }
 
-  private static RequestHandler sinkHandler(BufferPool pool) {
-    return (conn, request, responder) -> {
+  /** Drops the request and answers with 8 bytes, by id. */
+  private static final class SinkHandler implements RequestHandler {
+    private final BufferPool pool;
+
+    SinkHandler(BufferPool pool) {
+      this.pool = pool;
+    }
+
+    @Override
+    public void onRequest(Connection conn, Buffer request, long requestId) {
       request.release();
       Buffer response = pool.allocate(RESPONSE_BYTES);
       if (response == null) {
-        responder.fail("benchmark server out of buffers");
+        conn.fail(requestId, "benchmark server out of buffers");
         return;
       }
       response.nio().putLong(0, 1L);
-      responder.respond(response);
-    };
+      conn.respond(requestId, response);
+    }
+
+    @Override
+    public void onRequest(Connection conn, Buffer request, Responder responder) {
+      throw new UnsupportedOperationException("transports deliver requests by id");
+    }
+  }
+
+  /**
+   * A reusable completion the client thread waits on: set by the event thread, which then
+   * unparks the waiter. Allocation-free, unlike a future's get.
+   */
+  private static final class Handoff implements Completion<Buffer> {
+    private final Thread waiter = Thread.currentThread();
+    private volatile boolean done;
+    private Buffer result;
+    private Throwable failure;
+
+    void reset() {
+      result = null;
+      failure = null;
+      done = false;
+    }
+
+    @Override
+    public void completed(Buffer response) {
+      result = response;
+      done = true;
+      LockSupport.unpark(waiter);
+    }
+
+    @Override
+    public void failed(Throwable cause) {
+      failure = cause;
+      done = true;
+      LockSupport.unpark(waiter);
+    }
+
+    /** The response, waiting up to 30 s. */
+    Buffer await() throws IOException {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (!done) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new IOException("no response within 30 s");
+        }
+        LockSupport.parkNanos(this, left);
+      }
+      if (failure != null) {
+        throw new IOException("request failed: " + failure, failure);
+      }
+      return result;
+    }
   }
 
   /** {p50 us, p99 us, messages}; adds allocation of the measured phase to {@code alloc}. */
   private double[] hpcLatency(Connection c, BufferPool pool, int size, Thread[] loops,
       long[] alloc) throws Exception {
+    Handoff h = new Handoff();
     long end = System.nanoTime() + warmupNanos;
     while (System.nanoTime() < end) {
-      hpcRoundTrip(c, pool, size);
+      hpcRoundTrip(c, pool, size, h);
     }
     long loop0 = allocated(loops);
     long here0 = allocatedHere();
     int n = 0;
     end = System.nanoTime() + measureNanos;
     while (n < MAX_SAMPLES && System.nanoTime() < end) {
-      samples[n++] = hpcRoundTrip(c, pool, size);
+      samples[n++] = hpcRoundTrip(c, pool, size, h);
     }
     alloc[0] += allocated(loops) - loop0;
     alloc[1] += allocatedHere() - here0;
     return percentiles(n);
   }
 
-  private static long hpcRoundTrip(Connection c, BufferPool pool, int size) throws Exception {
+  private static long hpcRoundTrip(Connection c, BufferPool pool, int size, Handoff h)
+      throws Exception {
     long t0 = System.nanoTime();
-    Buffer request = pool.allocate(size);
-    CompletableFuture<Buffer> f = c.request(request);
-    Buffer response = f.get(30, TimeUnit.SECONDS);
+    send(c, pool, size, h);
+    Buffer response = h.await();
     long t = System.nanoTime() - t0;
     if (response.readableBytes() != size) {
       throw new IllegalStateException("echo of " + size + " bytes came back with "
@@ -271,18 +357,18 @@ public final class TransportBench {
   }
 
   /** {MB/s, messages}. */
-  @SuppressWarnings("unchecked")
   private double[] hpcBandwidth(Connection c, BufferPool pool, int size, Thread[] loops,
       long[] alloc) throws Exception {
-    CompletableFuture<Buffer>[] ring = new CompletableFuture[window];
+    Handoff[] ring = new Handoff[window];
     for (int i = 0; i < window; i++) {
-      ring[i] = send(c, pool, size);
+      ring[i] = new Handoff();
+      send(c, pool, size, ring[i]);
     }
     long warmEnd = System.nanoTime() + warmupNanos;
     int head = 0;
     while (System.nanoTime() < warmEnd) {
-      ring[head].get(30, TimeUnit.SECONDS).release();
-      ring[head] = send(c, pool, size);
+      ring[head].await().release();
+      send(c, pool, size, ring[head]);
       head = (head + 1) % window;
     }
     long loop0 = allocated(loops);
@@ -291,32 +377,32 @@ public final class TransportBench {
     long end = t0 + measureNanos;
     long done = 0;
     while (System.nanoTime() < end) {
-      ring[head].get(30, TimeUnit.SECONDS).release();
+      ring[head].await().release();
       done++;
-      ring[head] = send(c, pool, size);
+      send(c, pool, size, ring[head]);
       head = (head + 1) % window;
     }
     long elapsed = System.nanoTime() - t0;
     alloc[0] += allocated(loops) - loop0;
     alloc[1] += allocatedHere() - here0;
     for (int i = 0; i < window; i++) {
-      ring[(head + i) % window].get(30, TimeUnit.SECONDS).release();
+      ring[(head + i) % window].await().release();
     }
     return new double[] {done * (double) size / elapsed * 1e3, done};
   }
 
-  private static CompletableFuture<Buffer> send(Connection c, BufferPool pool, int size) {
+  /** Sends a request of {@code size} bytes whose response {@code h} receives. */
+  private static void send(Connection c, BufferPool pool, int size, Handoff h) {
     Buffer request = pool.allocate(size);
     if (request == null) {
       throw new IllegalStateException("client pool exhausted: " + pool);
     }
-    CompletableFuture<Buffer> f = c.request(request);
-    if (f == null) {
+    h.reset();
+    if (!c.request(request, h)) {
       request.release();
       throw new IllegalStateException("back-pressure with a window of a few requests: raise "
           + "hadoop.hpc.transport.max.inflight above --window");
     }
-    return f;
   }
 
   // ------------------------------------------------------------------ raw sockets
@@ -520,5 +606,10 @@ public final class TransportBench {
     }
     System.out.printf(Locale.ROOT, "RESULT transport-pool reserved=%d max=%d%n", reserved,
         maxBytes);
+  }
+
+  private static void printMemory(String side, RegisteredMemory m) {
+    System.out.printf(Locale.ROOT, "RESULT transport-memory-%s reserved=%d used=%d rings=%d"
+        + " max=%d%n", side, m.reservedBytes(), m.usedBytes(), m.ringBytes(), m.maxBytes());
   }
 }

@@ -10,18 +10,22 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Completion;
+import org.hadoophpc.net.Completions;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
+import org.hadoophpc.net.SpareObjects;
 import org.hadoophpc.net.TransportException;
 import org.hadoophpc.net.TransportTimeoutException;
 import org.slf4j.Logger;
@@ -40,6 +44,11 @@ import org.slf4j.LoggerFactory;
  * exhausted the connection stops reading (TCP flow control pushes back on the peer) and the loop
  * retries. Outgoing frames are a reused header plus the caller's buffer, written with one
  * gathering write.
+ *
+ * <p>No garbage per message in steady state: operations ({@link TcpOp}) come from a small
+ * per-connection pool, received requests use reusable {@link TcpResponder} slots (ids with a
+ * generation, see {@link AnswerSlots}), frames the transport serves itself are pooled
+ * ({@link ServedFrame}); the callback forms of the data-plane calls allocate nothing.
  */
 final class TcpConnection implements Connection {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
@@ -60,6 +69,10 @@ final class TcpConnection implements Connection {
 
   private final AtomicInteger inFlight = new AtomicInteger();
   private final ArrayBlockingQueue<OutboundFrame> outbox;
+  /** Operation objects for reuse (taken by callers, given back by the loop). */
+  private final SpareObjects<TcpOp> spareOps;
+  /** Received requests waiting for (or sending) their answers. */
+  private final AnswerSlots<TcpResponder> answers;
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private volatile boolean open = true;
 
@@ -102,6 +115,9 @@ final class TcpConnection implements Connection {
     for (int i = maxInflight - 1; i >= 0; i--) {
       freeSlots[freeCount++] = i;
     }
+    this.spareOps = new SpareObjects<>(maxInflight, () -> new TcpOp(this));
+    this.answers = new AnswerSlots<>(handler == null ? 1 : maxInflight,
+        i -> new TcpResponder(this, i));
   }
 
   /** Called by the loop once the channel is registered for reading. */
@@ -135,26 +151,21 @@ final class TcpConnection implements Connection {
   // ---------------------------------------------------------------- any thread
 
   @Override
-  @SuppressWarnings("unchecked")
-  public CompletableFuture<Buffer> request(Buffer request) {
+  public boolean request(Buffer request, Completion<Buffer> completion) {
+    Objects.requireNonNull(completion, "completion");
     checkSize("request", request.readableBytes());
     if (!open) {
       request.release();
-      return closedFuture("request");
+      Completions.fail(completion, closedNow("request"));
+      return true;
     }
-    if (!reserve()) {
-      return null;
-    }
-    TcpOp op = new TcpOp(this, TcpFrame.REQUEST, request, 0, 0, 0, System.nanoTime()
-        + ioTimeoutNanos);
-    submit(op);
-    return (CompletableFuture<Buffer>) (CompletableFuture<?>) op;
+    return submit(TcpFrame.REQUEST, request, 0, 0, 0, completion);
   }
 
   @Override
-  @SuppressWarnings("unchecked")
-  public CompletableFuture<Void> read(RemoteRegion region, long offset, int length,
-      Buffer destination) {
+  public boolean read(RemoteRegion region, long offset, int length, Buffer destination,
+      Completion<Void> completion) {
+    Objects.requireNonNull(completion, "completion");
     if (length < 0) {
       throw new IllegalArgumentException("negative read length " + length);
     }
@@ -164,31 +175,55 @@ final class TcpConnection implements Connection {
           + destination.readableBytes() + " bytes between position and limit");
     }
     if (!open) {
-      return closedFuture("read");
+      Completions.fail(completion, closedNow("read"));
+      return true;
     }
-    if (!reserve()) {
-      return null;
-    }
-    TcpOp op = new TcpOp(this, TcpFrame.READ_REQUEST, destination, region.key(), offset, length,
-        System.nanoTime() + ioTimeoutNanos);
-    submit(op);
-    return (CompletableFuture<Void>) (CompletableFuture<?>) op;
+    return submit(TcpFrame.READ_REQUEST, destination, region.key(), offset, length, completion);
   }
 
   @Override
-  @SuppressWarnings("unchecked")
-  public CompletableFuture<Void> write(Buffer source, RemoteRegion region, long offset) {
+  public boolean write(Buffer source, RemoteRegion region, long offset,
+      Completion<Void> completion) {
+    Objects.requireNonNull(completion, "completion");
     checkSize("write", source.readableBytes());
     if (!open) {
-      return closedFuture("write");
+      Completions.fail(completion, closedNow("write"));
+      return true;
     }
-    if (!reserve()) {
-      return null;
+    return submit(TcpFrame.WRITE_REQUEST, source, region.key(), offset, source.readableBytes(),
+        completion);
+  }
+
+  @Override
+  public void respond(long requestId, Buffer response) {
+    int n = response.readableBytes();
+    if (n > maxMessageSize) {
+      throw new IllegalArgumentException("response of " + n + " bytes exceeds "
+          + "hadoop.hpc.transport.max.message.size=" + maxMessageSize);
     }
-    TcpOp op = new TcpOp(this, TcpFrame.WRITE_REQUEST, source, region.key(), offset,
-        source.readableBytes(), System.nanoTime() + ioTimeoutNanos);
-    submit(op);
-    return (CompletableFuture<Void>) (CompletableFuture<?>) op;
+    TcpResponder r = answers.claimOrThrow(requestId, this);
+    r.answer(response, null);
+    answer(r);
+  }
+
+  @Override
+  public void fail(long requestId, String message) {
+    TcpResponder r = answers.claimOrThrow(requestId, this);
+    r.answer(null, errorText(message));
+    answer(r);
+  }
+
+  /** Fails the request unless already answered (a handler that threw). */
+  private void failIfUnanswered(long requestId, String message) {
+    TcpResponder r = answers.claim(requestId);
+    if (r != null) {
+      r.answer(null, errorText(message));
+      answer(r);
+    }
+  }
+
+  private static ByteBuffer errorText(String message) {
+    return ByteBuffer.wrap(String.valueOf(message).getBytes(StandardCharsets.UTF_8));
   }
 
   @Override
@@ -204,8 +239,8 @@ final class TcpConnection implements Connection {
     }
   }
 
-  /** A handler's answer, from any thread. */
-  void answer(TcpResponder responder) {
+  /** A claimed answer, from any thread. */
+  private void answer(TcpResponder responder) {
     if (!open) {
       responder.dropped();
       return;
@@ -220,9 +255,9 @@ final class TcpConnection implements Connection {
     }
   }
 
-  private <T> CompletableFuture<T> closedFuture(String what) {
-    return CompletableFuture.failedFuture(new ConnectionClosedException(what + " on connection to "
-        + peer + ": connection is closed"));
+  private ConnectionClosedException closedNow(String what) {
+    return new ConnectionClosedException(what + " on connection to " + peer
+        + ": connection is closed");
   }
 
   private boolean reserve() {
@@ -236,8 +271,28 @@ final class TcpConnection implements Connection {
     return true;
   }
 
-  private void submit(TcpOp op) {
-    enqueue(op);
+  /** Reserves an in-flight place and hands a pooled operation to the loop; false if none. */
+  private boolean submit(byte type, Buffer buffer, long key, long offset, int length,
+      Completion<?> completion) {
+    if (!reserve()) {
+      return false;
+    }
+    enqueue(spareOps.take().start(type, buffer, key, offset, length, System.nanoTime()
+        + ioTimeoutNanos, completion));
+    return true;
+  }
+
+  /** An operation and its frame are both over: keep the object for a later call. */
+  void recycle(TcpOp op) {
+    op.clear();
+    spareOps.give(op);
+  }
+
+  /** An answer's frame went out or was dropped: its slot may serve another request. */
+  void answerGone(TcpResponder r) {
+    if (loop.inLoop() && !finished) {
+      answers.recycle(r);
+    }
   }
 
   private void enqueue(OutboundFrame frame) {
@@ -436,8 +491,10 @@ final class TcpConnection implements Connection {
       case TcpFrame.RESPONSE: {
         Buffer b = takePayload();
         TcpOp op = takeOp(opId, TcpFrame.REQUEST);
-        if (op == null || !op.complete(b)) {
+        if (op == null || op.isDone()) {
           b.release();
+        } else {
+          op.finish(b, null);
         }
         return true;
       }
@@ -448,8 +505,8 @@ final class TcpConnection implements Connection {
           b.release();
         }
         TcpOp op = takeOp(opId, (byte) 0);
-        if (op != null) {
-          op.completeExceptionally(new TransportException(op.describe() + " failed on the peer: "
+        if (op != null && !op.isDone()) {
+          op.finish(null, new TransportException(op.describe() + " failed on the peer: "
               + text));
         }
         return true;
@@ -466,7 +523,7 @@ final class TcpConnection implements Connection {
             dst.put(dst.position(), b.nio(), 0, len);
             dst.position(dst.position() + len);
           }
-          op.complete(null);
+          op.finish(null, null);
         }
         if (b != null) {
           b.release();
@@ -479,7 +536,7 @@ final class TcpConnection implements Connection {
       case TcpFrame.WRITE_ACK: {
         TcpOp op = takeOp(opId, TcpFrame.WRITE_REQUEST);
         if (op != null) {
-          op.complete(null);
+          op.finish(null, null);
         }
         return true;
       }
@@ -503,12 +560,14 @@ final class TcpConnection implements Connection {
       return;
     }
     unanswered++;
-    TcpResponder responder = new TcpResponder(this, opId);
+    TcpResponder slot = answers.next();
+    slot.opId = opId;
+    long requestId = answers.arm(slot);
     try {
-      handler.onRequest(this, request, responder);
+      handler.onRequest(this, request, requestId);
     } catch (RuntimeException e) {
       LOG.warn("request handler failed on request {} from {}", opId, peer, e);
-      responder.failIfUnanswered("request handler failed: " + e);
+      failIfUnanswered(requestId, "request handler failed: " + e);
     }
   }
 
@@ -679,7 +738,7 @@ final class TcpConnection implements Connection {
           return;
         }
         retire(op);
-        op.completeExceptionally(timeout(op));
+        op.finish(null, timeout(op));
       }
     }
   }
@@ -745,7 +804,7 @@ final class TcpConnection implements Connection {
     for (TcpOp op : slots) {
       if (op != null) {
         retire(op);
-        op.completeExceptionally(op == timedOut ? timeout(op) : closed(op, reason, cause));
+        op.finish(null, op == timedOut ? timeout(op) : closed(op, reason, cause));
       }
     }
     failOutbox(reason, cause);
@@ -769,7 +828,7 @@ final class TcpConnection implements Connection {
           op.retired = true;
           inFlight.decrementAndGet();
         }
-        op.completeExceptionally(closed(op, reason, cause));
+        op.finish(null, closed(op, reason, cause));
       }
     }
   }

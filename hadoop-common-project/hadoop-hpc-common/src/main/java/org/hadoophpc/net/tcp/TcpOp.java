@@ -4,50 +4,107 @@
 package org.hadoophpc.net.tcp;
 
 import java.nio.ByteBuffer;
-import java.util.concurrent.CompletableFuture;
 
 import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.Completion;
+import org.hadoophpc.net.Completions;
 
 /**
- * One operation this side started (request, one-sided read or write): its own future (so an
- * operation costs one object, not two), the frame that starts it, and its slot in the
- * connection's table of operations in flight.
+ * One operation this side started (request, one-sided read or write): the caller's
+ * {@link Completion}, the frame that starts it, and its slot in the connection's table of
+ * operations in flight.
  *
- * <p>Created on the caller's thread, then confined to the connection's event-loop thread (it
- * crosses once, through the connection's outbox). Completed only on that thread, except when the
- * loop has already terminated.
+ * <p>Pooled per connection ({@link TcpConnection#recycle(TcpOp)}): an operation object is
+ * reused once both of its uses are over, the operation (completed, its completion called) and
+ * the frame (sent or dropped; a timed-out request may still sit in the write queue). Late
+ * answers cannot reach a reused object: they are matched by operation id, whose upper part is
+ * a per-connection sequence.
+ *
+ * <p>Filled on the caller's thread, then confined to the connection's event-loop thread (it
+ * crosses once, through the connection's outbox). Completed only on that thread, except when
+ * the loop has already terminated.
  */
-final class TcpOp extends CompletableFuture<Object> implements OutboundFrame {
+final class TcpOp implements OutboundFrame {
   final TcpConnection connection;
   /** {@link TcpFrame#REQUEST}, {@link TcpFrame#READ_REQUEST} or {@link TcpFrame#WRITE_REQUEST}. */
-  final byte type;
+  byte type;
   /** Request (owned until sent), write source or read destination (borrowed from the caller). */
   private Buffer buffer;
-  final long key;
-  final long offset;
-  final int length;
-  final long deadline;
+  long key;
+  long offset;
+  int length;
+  long deadline;
   /** Assigned by the loop when the operation takes a slot. */
   long id;
   int slot = -1;
   /** Counted in {@link TcpConnection#inFlight()} until retired. */
   boolean retired;
   private int savedPosition = -1;
+  /** The caller's completion; null once called (the operation is done). */
+  private Completion<?> completion;
+  /** The frame is in the outbox, the write queue or being written. */
+  private boolean framePending;
 
-  TcpOp(TcpConnection connection, byte type, Buffer buffer, long key, long offset, int length,
-      long deadline) {
+  TcpOp(TcpConnection connection) {
     this.connection = connection;
-    this.type = type;
-    this.buffer = buffer;
-    this.key = key;
-    this.offset = offset;
-    this.length = length;
-    this.deadline = deadline;
+  }
+
+  /** Sets a pooled operation up for a new call; any thread (before it enters the outbox). */
+  TcpOp start(byte frameType, Buffer buf, long regionKey, long regionOffset, int len,
+      long deadlineNanos, Completion<?> c) {
+    this.type = frameType;
+    this.buffer = buf;
+    this.key = regionKey;
+    this.offset = regionOffset;
+    this.length = len;
+    this.deadline = deadlineNanos;
+    this.completion = c;
+    this.framePending = true;
+    return this;
+  }
+
+  /** Forgets the last call before going back to the pool. */
+  void clear() {
+    buffer = null;
+    completion = null;
+    id = 0;
+    slot = -1;
+    retired = false;
+    savedPosition = -1;
+    framePending = false;
+  }
+
+  boolean isDone() {
+    return completion == null;
   }
 
   /** The read destination. */
   Buffer destination() {
     return buffer;
+  }
+
+  /**
+   * Ends the operation, with {@code result} or, when not null, {@code failure} (built before: it
+   * may describe this op): the object is freed first, then the completion is called.
+   */
+  void finish(Object result, Throwable failure) {
+    Completion<?> c = completion;
+    if (c == null) {
+      return;
+    }
+    completion = null;
+    recycleIfIdle();
+    if (failure == null) {
+      Completions.succeed(c, result);
+    } else {
+      Completions.fail(c, failure);
+    }
+  }
+
+  private void recycleIfIdle() {
+    if (!framePending) {
+      connection.recycle(this);
+    }
   }
 
   @Override
@@ -81,7 +138,10 @@ final class TcpOp extends CompletableFuture<Object> implements OutboundFrame {
     letGoOfBuffer();
   }
 
-  /** Before completion: a released request, a restored write source (caller's from now on). */
+  /**
+   * The frame is over: a released request, a restored write source (caller's from now on);
+   * the object goes back to the pool if the operation is over too.
+   */
   private void letGoOfBuffer() {
     if (type == TcpFrame.REQUEST) {
       Buffer b = buffer;
@@ -92,6 +152,10 @@ final class TcpOp extends CompletableFuture<Object> implements OutboundFrame {
     } else if (type == TcpFrame.WRITE_REQUEST && savedPosition >= 0) {
       buffer.nio().position(savedPosition);
       savedPosition = -1;
+    }
+    framePending = false;
+    if (completion == null) {
+      connection.recycle(this);
     }
   }
 

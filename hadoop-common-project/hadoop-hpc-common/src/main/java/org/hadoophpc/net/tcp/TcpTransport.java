@@ -24,6 +24,7 @@ import org.hadoophpc.net.BufferPool;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.Listener;
+import org.hadoophpc.net.RegisteredMemory;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.Transport;
@@ -111,6 +112,12 @@ public final class TcpTransport implements Transport {
   @Override
   public BufferPool bufferPool() {
     return pool;
+  }
+
+  /** The pool's memory (tcp registers nothing, but the pool bound holds all the same). */
+  @Override
+  public RegisteredMemory registeredMemory() {
+    return new RegisteredMemory(pool.reservedBytes(), pool.usedBytes(), 0, pool.maxBytes());
   }
 
   /** The event threads, e.g. for a benchmark measuring their allocation. */

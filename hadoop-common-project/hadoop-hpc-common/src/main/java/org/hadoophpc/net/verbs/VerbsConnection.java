@@ -9,22 +9,31 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.hadoophpc.nativeio.NativeIoException;
+import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.Completion;
+import org.hadoophpc.net.Completions;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
+import org.hadoophpc.net.SpareObjects;
 import org.hadoophpc.net.TransportException;
 import org.hadoophpc.net.TransportTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One RC queue pair, set up by rdma_cm, and the protocol spoken on it (see {@link VerbsHeader}).
@@ -40,9 +49,18 @@ import org.hadoophpc.net.TransportTimeoutException;
  * registered payload, the receiver RDMA-READs it into a pool buffer and answers RNDV_DONE,
  * and only then does the sender release its buffer.
  *
- * <p>Threading: every field except {@link #state} and {@link #inflight} belongs to the
- * transport's event loop. Public methods may be called from any thread; they only check
- * limits and hand work to the loop.
+ * <p>Threading: every field except {@link #state}, {@link #inflight}, the outbox and the
+ * spare request objects belongs to the transport's event loop. Public methods may be called
+ * from any thread; they check limits and hand work to the loop through {@link #outbox} (a
+ * bounded queue, then the transport's ready queue), so a call costs no task object.
+ *
+ * <p>Garbage per message: a request's {@link VerbsOp} is pooled and is also the message that
+ * carries it; answers use reusable {@link VerbsAnswer} slots; the loop's own messages (responses,
+ * credits, rendezvous reads and acknowledgements) come from a loop-owned pool; operations in
+ * flight sit in an array indexed by request id. What is still allocated: one {@link VerbsOp}
+ * per one-sided read or write, and for rendezvous messages (above
+ * {@link VerbsTransport#EAGER_SIZE}) the map entry that keeps the exposed payload until the
+ * peer's RNDV_DONE.
  */
 final class VerbsConnection implements Connection {
   static final int CONNECTING = 0;
@@ -50,7 +68,10 @@ final class VerbsConnection implements Connection {
   static final int CLOSING = 2;
   static final int CLOSED = 3;
 
+  private static final Logger LOG = LoggerFactory.getLogger(VerbsConnection.class);
   private static final long RECV_FLAG = 0x8000_0000L;
+  /** Loop-made message objects kept for reuse. */
+  private static final int SPARE_MESSAGES = 64;
 
   private final VerbsTransport transport;
   final int connId;
@@ -61,6 +82,26 @@ final class VerbsConnection implements Connection {
   /** Set by {@link #close()} at once, so the caller sees the connection closed on return. */
   private volatile boolean closeRequested;
   private final AtomicInteger inflight = new AtomicInteger();
+  private final int maxInflight;
+  private final int maxMessageSize;
+  private final long ioTimeoutNanos;
+
+  /**
+   * User operations for the loop. Cannot overflow: it holds only operations counted in
+   * {@link #inflight}, at most {@code max.inflight}.
+   */
+  private final ArrayBlockingQueue<VerbsOp> outbox;
+  /**
+   * Claimed answers for the loop. Answers are bounded by the peer's window, not ours: beyond
+   * this queue's room they go as tasks ({@link VerbsTransport#submit}).
+   */
+  private final ArrayBlockingQueue<VerbsAnswer> answerOutbox;
+  /** In the transport's ready queue (or about to be). */
+  final AtomicBoolean scheduled = new AtomicBoolean();
+  /** Request objects for reuse (taken by callers, given back by the loop). */
+  private final SpareObjects<VerbsOp> spareRequests;
+  /** Requests received and not yet answered. */
+  private final AnswerSlots<VerbsAnswer> answers;
 
   // ---- set-up (loop) ----
   CompletableFuture<Connection> connectFuture;
@@ -96,33 +137,28 @@ final class VerbsConnection implements Connection {
   private final ArrayDeque<VerbsOp> messageBacklog = new ArrayDeque<>();
   private final ArrayDeque<VerbsOp> rdmaBacklog = new ArrayDeque<>();
   private final ArrayDeque<VerbsOp> rendezvousWaiting = new ArrayDeque<>();
+  /** Posted as often as needed: a CREDIT message carries nothing of its own. */
+  private final VerbsOp creditMessage = VerbsOp.control(VerbsHeader.CREDIT, 0);
+  private final ArrayDeque<VerbsOp> spareMessages = new ArrayDeque<>();
 
-  // ---- requests and rendezvous (loop) ----
-  private int nextReqId = 1;
-  private final Map<Integer, PendingRequest> requests = new HashMap<>();
+  // ---- operations in flight (loop) ----
+  /** Requests and one-sided operations in flight, by slot; a request's id names its slot. */
+  private final VerbsOp[] active;
+  private final int[] freeActive;
+  private int freeActiveCount;
+  private int requestSequence;
   private final Map<Integer, Buffer> exposedRequests = new HashMap<>();
   private final Map<Integer, Buffer> exposedResponses = new HashMap<>();
-  private final LinkedHashSet<VerbsOp> userOps = new LinkedHashSet<>();
   /**
    * Keys of the peer's regions it unexposed. RC cannot survive a remote access error, so
    * revocation is enforced here, before posting; grows with the peer's unexposes over the life
    * of the connection (8 bytes each).
    */
-  private final java.util.Set<Long> revoked = new java.util.HashSet<>();
+  private final Set<Long> revoked = new HashSet<>();
 
   // ---- teardown (loop) ----
   private long closeDeadlineNanos;
   private Throwable closeCause;
-
-  private static final class PendingRequest {
-    final CompletableFuture<Buffer> future;
-    final long deadlineNanos;
-
-    PendingRequest(CompletableFuture<Buffer> future, long deadlineNanos) {
-      this.future = future;
-      this.deadlineNanos = deadlineNanos;
-    }
-  }
 
   VerbsConnection(VerbsTransport transport, int connId, long cmId, VerbsListener listener,
       InetSocketAddress remote) {
@@ -131,6 +167,9 @@ final class VerbsConnection implements Connection {
     this.cmId = cmId;
     this.listener = listener;
     this.remote = remote;
+    this.maxInflight = transport.conf().maxInflight();
+    this.maxMessageSize = transport.conf().maxMessageSize();
+    this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
     this.recvDepth = transport.recvDepth();
     this.sendDepth = transport.sendDepth();
     this.recvPosted = new boolean[recvDepth];
@@ -140,6 +179,15 @@ final class VerbsConnection implements Connection {
       freeSend[i] = sendDepth - 1 - i;
     }
     this.freeSendTop = sendDepth;
+    this.active = new VerbsOp[maxInflight];
+    this.freeActive = new int[maxInflight];
+    for (int i = maxInflight - 1; i >= 0; i--) {
+      freeActive[freeActiveCount++] = i;
+    }
+    this.outbox = new ArrayBlockingQueue<>(maxInflight);
+    this.answerOutbox = new ArrayBlockingQueue<>(maxInflight + 8);
+    this.spareRequests = new SpareObjects<>(maxInflight, () -> new VerbsOp(VerbsOp.REQUEST));
+    this.answers = new AnswerSlots<>(listener == null ? 1 : maxInflight, VerbsAnswer::new);
   }
 
   // ======================================================================================
@@ -164,7 +212,7 @@ final class VerbsConnection implements Connection {
   private boolean acquire() {
     while (true) {
       int n = inflight.get();
-      if (n >= transport.conf().maxInflight()) {
+      if (n >= maxInflight) {
         return false;
       }
       if (inflight.compareAndSet(n, n + 1)) {
@@ -174,89 +222,91 @@ final class VerbsConnection implements Connection {
   }
 
   private void checkSize(int length) {
-    if (length > transport.conf().maxMessageSize()) {
+    if (length > maxMessageSize) {
       throw new IllegalArgumentException(length + " bytes exceed hadoop.hpc.transport.max."
-          + "message.size=" + transport.conf().maxMessageSize());
+          + "message.size=" + maxMessageSize);
     }
   }
 
-  private <T> CompletableFuture<T> closedFuture() {
-    return CompletableFuture.failedFuture(new ConnectionClosedException("verbs connection to "
-        + remote + " is closed"));
+  private ConnectionClosedException closedNow() {
+    return new ConnectionClosedException("verbs connection to " + remote + " is closed");
   }
 
   @Override
-  public CompletableFuture<Buffer> request(Buffer request) {
+  public boolean request(Buffer request, Completion<Buffer> completion) {
+    Objects.requireNonNull(completion, "completion");
     checkSize(request.readableBytes());
     if (!isOpen()) {
       request.release(); // ownership passed to the transport, which cannot send it
-      return closedFuture();
+      Completions.fail(completion, closedNow());
+      return true;
     }
     if (!acquire()) {
-      return null;
+      return false;
     }
     Buffer payload = request;
     if (request.pool() != transport.bufferPool()) {
       payload = transport.copyIntoPool(request);
       if (payload == null) {
         inflight.decrementAndGet();
-        return null;
+        return false;
       }
       request.release();
     }
-    CompletableFuture<Buffer> future = new CompletableFuture<>();
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(transport.conf()
-        .ioTimeoutMs());
-    Buffer message = payload;
-    if (!transport.submit(() -> startRequest(message, future, deadline))) {
-      inflight.decrementAndGet();
-      message.release();
-      return closedFuture();
-    }
-    return future;
+    VerbsOp op = spareRequests.take();
+    op.payload = payload;
+    op.completion = completion;
+    op.deadlineNanos = System.nanoTime() + ioTimeoutNanos;
+    enqueueOp(op);
+    return true;
   }
 
   @Override
-  public CompletableFuture<Void> read(RemoteRegion region, long offset, int length,
-      Buffer destination) {
+  public boolean read(RemoteRegion region, long offset, int length, Buffer destination,
+      Completion<Void> completion) {
     checkSize(length);
     if (destination.nio().remaining() < length) {
       throw new IllegalArgumentException("destination has " + destination.nio().remaining()
           + " bytes left, " + length + " to read");
     }
     return startUser(VerbsOp.USER_READ, destination, destination.nio().position(), length,
-        region, offset);
+        region, offset, completion);
   }
 
   @Override
-  public CompletableFuture<Void> write(Buffer source, RemoteRegion region, long offset) {
+  public boolean write(Buffer source, RemoteRegion region, long offset,
+      Completion<Void> completion) {
     int length = source.nio().remaining();
     checkSize(length);
     return startUser(VerbsOp.USER_WRITE, source, source.nio().position(), length, region,
-        offset);
+        offset, completion);
   }
 
-  private CompletableFuture<Void> startUser(int kind, Buffer local, int position, int length,
-      RemoteRegion region, long offset) {
+  private boolean startUser(int kind, Buffer local, int position, int length,
+      RemoteRegion region, long offset, Completion<Void> completion) {
+    Objects.requireNonNull(completion, "completion");
     if (local.pool() != transport.bufferPool()) {
       throw new IllegalArgumentException("one-sided transfers need a buffer of this transport's"
           + " pool (registered memory): " + local);
     }
     if (!isOpen()) {
-      return closedFuture();
+      Completions.fail(completion, closedNow());
+      return true;
     }
     if (offset < 0 || length < 0 || offset > region.length() - length) {
       // Checked here: a remote access error would move the whole QP to error.
-      return CompletableFuture.failedFuture(new TransportException("verbs "
+      Completions.fail(completion, new TransportException("verbs "
           + (kind == VerbsOp.USER_READ ? "read" : "write") + " of [" + offset + ", "
           + (offset + length) + ") is outside the " + region.length() + "-byte region of "
           + remote));
+      return true;
     }
     if (length == 0) {
-      return CompletableFuture.completedFuture(null); // nothing to move; no work request
+      Completions.succeed(completion, null); // nothing to move; no work request
+      return true;
     }
     if (!acquire()) {
-      return null;
+      return false;
     }
     VerbsOp op = new VerbsOp(kind);
     op.local = local;
@@ -265,15 +315,27 @@ final class VerbsConnection implements Connection {
     op.remoteAddress = region.address() + offset;
     op.remoteKey = (int) region.key();
     op.regionKey = region.key();
-    op.future = new CompletableFuture<>();
-    op.deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(transport.conf()
-        .ioTimeoutMs());
-    CompletableFuture<Void> future = op.future;
-    if (!transport.submit(() -> startUserOp(op))) {
-      inflight.decrementAndGet();
-      return closedFuture();
-    }
-    return future;
+    op.completion = completion;
+    op.deadlineNanos = System.nanoTime() + ioTimeoutNanos;
+    enqueueOp(op);
+    return true;
+  }
+
+  @Override
+  public void respond(long requestId, Buffer response) {
+    checkSize(response.readableBytes());
+    VerbsAnswer a = answers.claimOrThrow(requestId, this);
+    a.response = response;
+    a.failure = null;
+    enqueueAnswer(a);
+  }
+
+  @Override
+  public void fail(long requestId, String message) {
+    VerbsAnswer a = answers.claimOrThrow(requestId, this);
+    a.response = null;
+    a.failure = String.valueOf(message);
+    enqueueAnswer(a);
   }
 
   @Override
@@ -287,6 +349,89 @@ final class VerbsConnection implements Connection {
   public String toString() {
     return "VerbsConnection[" + connId + ", " + remote + ", state=" + state + ", inflight="
         + inflight.get() + "]";
+  }
+
+  // ======================================================================================
+  // Hand-over to the loop (any thread)
+  // ======================================================================================
+
+  private void enqueueOp(VerbsOp op) {
+    if (!outbox.offer(op)) {
+      // Cannot happen while the bound in the outbox's comment holds.
+      throw new IllegalStateException("outbox of " + this + " overflowed");
+    }
+    transport.schedule(this);
+  }
+
+  private void enqueueAnswer(VerbsAnswer a) {
+    if (answerOutbox.offer(a)) {
+      transport.schedule(this);
+    } else if (!transport.submit(() -> onAnswer(a))) {
+      discard(a);
+    }
+  }
+
+  /** A request's operation and message are both over: keep the object for a later request. */
+  private void recycleRequest(VerbsOp op) {
+    op.clear();
+    spareRequests.give(op);
+  }
+
+  /** Loop: takes what other threads queued. */
+  void drainOutbox() {
+    scheduled.set(false);
+    VerbsAnswer a;
+    while ((a = answerOutbox.poll()) != null) {
+      onAnswer(a);
+    }
+    VerbsOp op;
+    while ((op = outbox.poll()) != null) {
+      if (op.kind == VerbsOp.REQUEST) {
+        startRequest(op);
+      } else {
+        startUserOp(op);
+      }
+    }
+  }
+
+  /** After the loop has ended: fails or releases what is still queued; any thread. */
+  void discardOutbox() {
+    VerbsAnswer a;
+    while ((a = answerOutbox.poll()) != null) {
+      discard(a);
+    }
+    VerbsOp op;
+    while ((op = outbox.poll()) != null) {
+      Buffer p = op.payload;
+      op.payload = null;
+      if (p != null) {
+        p.release();
+      }
+      finishOp(op, null, new ConnectionClosedException("verbs transport is closed"));
+    }
+  }
+
+  private static void discard(VerbsAnswer a) {
+    Buffer r = a.response;
+    a.response = null;
+    if (r != null) {
+      r.release(); // the requester fails with ConnectionClosed
+    }
+  }
+
+  /** Loop: a claimed answer becomes a message; its slot may serve another request. */
+  private void onAnswer(VerbsAnswer a) {
+    int reqId = a.reqId;
+    Buffer response = a.response;
+    String failure = a.failure;
+    a.response = null;
+    a.failure = null;
+    answers.recycle(a);
+    if (response != null) {
+      sendResponse(reqId, response);
+    } else {
+      sendFailure(reqId, failure);
+    }
   }
 
   // ======================================================================================
@@ -414,39 +559,90 @@ final class VerbsConnection implements Connection {
   // Data path (loop)
   // ======================================================================================
 
-  private void startRequest(Buffer payload, CompletableFuture<Buffer> future, long deadline) {
+  /** A loop-made operation of {@code kind}, from the spares when there is one. */
+  private VerbsOp spare(int kind) {
+    VerbsOp op = spareMessages.poll();
+    if (op == null) {
+      return new VerbsOp(kind);
+    }
+    op.kind = kind;
+    return op;
+  }
+
+  private VerbsOp message(byte type, int flags, int reqId, Buffer payload) {
+    VerbsOp op = spare(VerbsOp.MESSAGE);
+    op.type = type;
+    op.flags = flags;
+    op.reqId = reqId;
+    op.payload = payload;
+    op.length = payload == null ? 0 : payload.readableBytes();
+    return op;
+  }
+
+  /** A loop-made operation is over. */
+  private void recycle(VerbsOp op) {
+    op.clear();
+    if (spareMessages.size() < SPARE_MESSAGES) {
+      spareMessages.push(op);
+    }
+  }
+
+  private void startRequest(VerbsOp op) {
     if (state != OPEN) {
-      payload.release();
-      inflight.decrementAndGet();
-      future.completeExceptionally(closeCauseOrDefault());
+      Buffer p = op.payload;
+      op.payload = null;
+      p.release();
+      finishOp(op, null, closeCauseOrDefault());
       return;
     }
-    int reqId = nextReqId++;
-    if (nextReqId == Integer.MAX_VALUE) {
-      nextReqId = 1;
+    int slot = freeActive[--freeActiveCount];
+    active[slot] = op;
+    op.slot = slot;
+    if (++requestSequence > (Integer.MAX_VALUE - slot) / maxInflight - 1) {
+      requestSequence = 1;
     }
-    requests.put(reqId, new PendingRequest(future, deadline));
-    messageBacklog.add(outbound(VerbsHeader.REQUEST, VerbsHeader.REQUEST_RNDV, reqId, payload,
-        exposedRequests));
+    op.reqId = requestSequence * maxInflight + slot;
+    prepare(op, VerbsHeader.REQUEST, VerbsHeader.REQUEST_RNDV, op.payload, exposedRequests);
+    op.messageLive = true;
+    messageBacklog.add(op);
     pump();
   }
 
-  /** An eager message, or a rendezvous announcement whose payload stays exposed in held. */
-  private VerbsOp outbound(byte eager, byte rendezvous, int reqId, Buffer payload,
+  /** The request op of {@code reqId}, or null (timed out, unknown). */
+  private VerbsOp pendingRequest(int reqId) {
+    if (reqId <= 0) {
+      return null;
+    }
+    VerbsOp op = active[reqId % maxInflight];
+    return op != null && op.kind == VerbsOp.REQUEST && op.reqId == reqId ? op : null;
+  }
+
+  /**
+   * Makes {@code op} the message carrying {@code payload}: eager, or a rendezvous announcement
+   * whose payload stays exposed in {@code held} until the peer's RNDV_DONE.
+   */
+  private void prepare(VerbsOp op, byte eager, byte rendezvous, Buffer payload,
       Map<Integer, Buffer> held) {
+    op.flags = 0;
     if (payload.readableBytes() <= VerbsTransport.EAGER_SIZE) {
-      return VerbsOp.message(eager, 0, reqId, payload);
+      op.type = eager;
+      op.payload = payload;
+      op.length = payload.readableBytes();
+      return;
     }
     VerbsTransport.MrInfo mr = transport.mr(payload);
-    long address = mr.addr() + payload.slabOffset() + payload.nio().position();
-    Buffer previous = held.put(reqId, payload);
+    Buffer previous = held.put(op.reqId, payload);
     if (previous != null) {
       previous.release(); // a stale id from a timed-out exchange: the peer abandoned it
     }
-    return VerbsOp.rendezvous(rendezvous, reqId, payload.readableBytes(), mr.rkey(), address);
+    op.type = rendezvous;
+    op.payload = null;
+    op.length = payload.readableBytes();
+    op.rkey = mr.rkey();
+    op.address = mr.addr() + payload.slabOffset() + payload.nio().position();
   }
 
-  void respond(int reqId, Buffer response) {
+  private void sendResponse(int reqId, Buffer response) {
     if (state != OPEN) {
       response.release();
       return;
@@ -456,13 +652,15 @@ final class VerbsConnection implements Connection {
       payload = transport.copyIntoPool(response);
       response.release();
       if (payload == null) {
-        fail(reqId, "responder out of registered memory for a " + response.capacity()
+        sendFailure(reqId, "responder out of registered memory for a " + response.capacity()
             + "-byte response");
         return;
       }
     }
-    messageBacklog.add(outbound(VerbsHeader.RESPONSE, VerbsHeader.RESPONSE_RNDV, reqId, payload,
-        exposedResponses));
+    VerbsOp op = spare(VerbsOp.MESSAGE);
+    op.reqId = reqId;
+    prepare(op, VerbsHeader.RESPONSE, VerbsHeader.RESPONSE_RNDV, payload, exposedResponses);
+    messageBacklog.add(op);
     pump();
   }
 
@@ -471,12 +669,14 @@ final class VerbsConnection implements Connection {
     if (state != OPEN) {
       return false;
     }
-    messageBacklog.add(VerbsOp.control(VerbsHeader.REVOKE, key));
+    VerbsOp op = message(VerbsHeader.REVOKE, 0, 0, null);
+    op.address = key;
+    messageBacklog.add(op);
     pump();
     return true;
   }
 
-  void fail(int reqId, String message) {
+  private void sendFailure(int reqId, String message) {
     if (state != OPEN) {
       return;
     }
@@ -486,23 +686,51 @@ final class VerbsConnection implements Connection {
     if (payload != null) {
       payload.nio().put(text, 0, len).flip();
     }
-    messageBacklog.add(VerbsOp.message(VerbsHeader.FAILURE, 0, reqId, payload));
+    messageBacklog.add(message(VerbsHeader.FAILURE, 0, reqId, payload));
     pump();
   }
 
   private void startUserOp(VerbsOp op) {
     if (state != OPEN) {
-      finishUser(op, closeCauseOrDefault());
+      finishOp(op, null, closeCauseOrDefault());
       return;
     }
     if (revoked.contains(op.regionKey)) {
-      finishUser(op, new TransportException("verbs " + (op.kind == VerbsOp.USER_READ ? "read"
-          : "write") + " of a region " + remote + " no longer exposes (unexposed)"));
+      finishOp(op, null, new TransportException("verbs " + (op.kind == VerbsOp.USER_READ
+          ? "read" : "write") + " of a region " + remote + " no longer exposes (unexposed)"));
       return;
     }
-    userOps.add(op);
+    int slot = freeActive[--freeActiveCount];
+    active[slot] = op;
+    op.slot = slot;
     rdmaBacklog.add(op);
     pump();
+  }
+
+  /**
+   * Ends a user operation (request or one-sided): out of the table of operations in flight and
+   * of the in-flight count, then its completion is called. Once only; later calls do nothing.
+   */
+  private void finishOp(VerbsOp op, Object result, Throwable failure) {
+    Completion<?> c = op.completion;
+    if (c == null) {
+      return;
+    }
+    op.completion = null;
+    if (op.slot >= 0) {
+      active[op.slot] = null;
+      freeActive[freeActiveCount++] = op.slot;
+      op.slot = -1;
+    }
+    inflight.decrementAndGet();
+    if (op.kind == VerbsOp.REQUEST && !op.messageLive) {
+      recycleRequest(op);
+    }
+    if (failure == null) {
+      Completions.succeed(c, result);
+    } else {
+      Completions.fail(c, failure);
+    }
   }
 
   /** Posts what credits and send-queue slots allow; returns credits when owed. */
@@ -512,7 +740,7 @@ final class VerbsConnection implements Connection {
     }
     while (!rdmaBacklog.isEmpty() && freeSendTop > 0) {
       VerbsOp op = rdmaBacklog.poll();
-      if (op.isUser() && op.future.isDone()) {
+      if (op.isUser() && op.isDone()) {
         continue; // timed out while queued
       }
       if (!postRdma(op)) {
@@ -526,7 +754,7 @@ final class VerbsConnection implements Connection {
     }
     if (creditsToReturn >= Math.max(1, recvDepth / 2) && sendCredits >= 1 && freeSendTop > 0
         && (messageBacklog.isEmpty() || sendCredits < 2)) {
-      postMessage(VerbsOp.message(VerbsHeader.CREDIT, 0, 0, null));
+      postMessage(creditMessage);
     }
   }
 
@@ -553,7 +781,7 @@ final class VerbsConnection implements Connection {
         VerbsHeader.BYTES, ringLkey, addr, len, lkey);
     if (rc != 0) {
       freeSend[freeSendTop++] = slot;
-      releaseMessage(op);
+      messageOver(op);
       closeConnection(new ConnectionClosedException("verbs connection to " + remote
           + ": ibv_post_send failed: errno " + -rc));
       return false;
@@ -574,10 +802,10 @@ final class VerbsConnection implements Connection {
         op.remoteAddress, op.remoteKey);
     if (rc != 0) {
       freeSend[freeSendTop++] = slot;
-      failRdma(op, new ConnectionClosedException("verbs connection to " + remote
-          + ": ibv_post_send failed: errno " + -rc));
-      closeConnection(new ConnectionClosedException("verbs connection to " + remote
-          + ": ibv_post_send failed: errno " + -rc));
+      ConnectionClosedException e = new ConnectionClosedException("verbs connection to "
+          + remote + ": ibv_post_send failed: errno " + -rc);
+      failRdma(op, e);
+      closeConnection(e);
       return false;
     }
     sendOps[slot] = op;
@@ -598,7 +826,7 @@ final class VerbsConnection implements Connection {
     return 0;
   }
 
-  /** Re-posts receives that lacked a buffer, retries rendezvous reads waiting for memory. */
+  /** Delivers receives that waited for pool memory, retries rendezvous reads waiting for it. */
   void maintain() {
     if (state != OPEN) {
       return;
@@ -651,8 +879,8 @@ final class VerbsConnection implements Connection {
     postedWrs--;
     if (status != VerbsNatives.WC_SUCCESS) {
       TransportException cause = completionError(status, vendorStatus);
-      if (op.kind == VerbsOp.MESSAGE) {
-        releaseMessage(op);
+      if (op.kind == VerbsOp.MESSAGE || op.kind == VerbsOp.REQUEST) {
+        messageOver(op);
       } else {
         failRdma(op, cause);
       }
@@ -661,14 +889,15 @@ final class VerbsConnection implements Connection {
     }
     switch (op.kind) {
       case VerbsOp.MESSAGE:
-        releaseMessage(op);
+      case VerbsOp.REQUEST:
+        messageOver(op);
         break;
       case VerbsOp.USER_READ:
         op.local.nio().position(op.localPosition + op.length);
-        finishUser(op, null);
+        finishOp(op, null, null);
         break;
       case VerbsOp.USER_WRITE:
-        finishUser(op, null);
+        finishOp(op, null, null);
         break;
       case VerbsOp.RNDV_READ:
         onRendezvousRead(op);
@@ -679,10 +908,24 @@ final class VerbsConnection implements Connection {
     pump();
   }
 
-  private static void releaseMessage(VerbsOp op) {
-    if (op.payload != null) {
-      op.payload.release();
-      op.payload = null;
+  /**
+   * A message was sent, or will not be: its eager payload is released, and the object goes
+   * back to its pool unless something else still holds it (the shared CREDIT message; a
+   * request still waiting for its response).
+   */
+  private void messageOver(VerbsOp op) {
+    Buffer p = op.payload;
+    op.payload = null;
+    if (p != null) {
+      p.release();
+    }
+    if (op.kind == VerbsOp.REQUEST) {
+      op.messageLive = false;
+      if (op.isDone()) {
+        recycleRequest(op);
+      }
+    } else if (op != creditMessage) {
+      recycle(op);
     }
   }
 
@@ -692,28 +935,16 @@ final class VerbsConnection implements Connection {
         op.local.release();
         op.local = null;
       }
+      recycle(op);
       return;
     }
-    finishUser(op, op.timedOut ? timeout(op) : cause);
+    finishOp(op, null, op.timedOut ? timeout(op) : cause);
   }
 
   private TransportTimeoutException timeout(VerbsOp op) {
     return new TransportTimeoutException("verbs " + (op.kind == VerbsOp.USER_READ ? "read"
         : "write") + " of " + op.length + " bytes on " + remote + " took longer than "
         + transport.conf().ioTimeoutMs() + " ms (hadoop.hpc.transport.io.timeout)");
-  }
-
-  private void finishUser(VerbsOp op, Throwable failure) {
-    userOps.remove(op);
-    if (op.future.isDone()) {
-      return;
-    }
-    inflight.decrementAndGet();
-    if (failure == null) {
-      op.future.complete(null);
-    } else {
-      op.future.completeExceptionally(failure);
-    }
   }
 
   private void onReceive(int slot, int status, int byteLen, int vendorStatus) {
@@ -756,11 +987,14 @@ final class VerbsConnection implements Connection {
         break;
       case VerbsHeader.CREDIT:
         break;
-      case VerbsHeader.REVOKE:
-        revoked.add(VerbsHeader.address(ring, at));
-        messageBacklog.add(VerbsOp.control(VerbsHeader.REVOKE_ACK, VerbsHeader.address(ring,
-            at)));
+      case VerbsHeader.REVOKE: {
+        long key = VerbsHeader.address(ring, at);
+        revoked.add(key);
+        VerbsOp ack = message(VerbsHeader.REVOKE_ACK, 0, 0, null);
+        ack.address = key;
+        messageBacklog.add(ack);
         break;
+      }
       case VerbsHeader.REVOKE_ACK:
         transport.revokeAcknowledged(VerbsHeader.address(ring, at));
         break;
@@ -797,34 +1031,25 @@ final class VerbsConnection implements Connection {
     int reqId = VerbsHeader.reqId(ring, at);
     int length = ring.getInt(at + 24);
     int from = payloadBase + slot * VerbsTransport.EAGER_SIZE;
+    VerbsOp answered = type == VerbsHeader.REQUEST ? null : pendingRequest(reqId);
     Buffer delivered = null;
-    PendingRequest answered = null;
     TransportException failure = null;
     if (type == VerbsHeader.FAILURE) {
-      answered = requests.remove(reqId);
       if (answered != null) {
         failure = new TransportException("request to " + remote + " failed on the peer: "
             + StandardCharsets.UTF_8.decode(ring.duplicate().limit(from + length)
                 .position(from)));
       }
-    } else if (type == VerbsHeader.REQUEST || requests.containsKey(reqId)) {
+    } else if (type == VerbsHeader.REQUEST || answered != null) {
       delivered = transport.bufferPool().allocate(length);
       if (delivered == null) {
         return false;
       }
-      delivered.nio().put(ring.duplicate().limit(from + length).position(from)).flip();
-      if (type == VerbsHeader.RESPONSE) {
-        answered = requests.remove(reqId);
-      }
+      delivered.nio().put(0, ring, from, length);
     }
     repost(slot);
     if (answered != null) {
-      inflight.decrementAndGet();
-      if (failure != null) {
-        answered.future.completeExceptionally(failure);
-      } else {
-        answered.future.complete(delivered);
-      }
+      finishOp(answered, delivered, failure);
     } else if (delivered != null) {
       deliverRequest(reqId, delivered);
     }
@@ -833,12 +1058,12 @@ final class VerbsConnection implements Connection {
 
   private void startRendezvous(boolean forResponse, int reqId, int length, int rkey,
       long address) {
-    if (forResponse && !requests.containsKey(reqId)) {
+    if (forResponse && pendingRequest(reqId) == null) {
       // Timed out here: tell the peer to let go of its buffer without reading it.
-      messageBacklog.add(VerbsOp.message(VerbsHeader.RNDV_DONE, 1, reqId, null));
+      messageBacklog.add(message(VerbsHeader.RNDV_DONE, 1, reqId, null));
       return;
     }
-    VerbsOp op = new VerbsOp(VerbsOp.RNDV_READ);
+    VerbsOp op = spare(VerbsOp.RNDV_READ);
     op.forResponse = forResponse;
     op.reqId = reqId;
     op.length = length;
@@ -855,19 +1080,21 @@ final class VerbsConnection implements Connection {
   private void onRendezvousRead(VerbsOp op) {
     Buffer payload = op.local;
     op.local = null;
-    payload.nio().clear().limit(op.length);
-    messageBacklog.add(VerbsOp.message(VerbsHeader.RNDV_DONE, op.forResponse ? 1 : 0, op.reqId,
-        null));
-    if (op.forResponse) {
-      PendingRequest pending = requests.remove(op.reqId);
+    boolean forResponse = op.forResponse;
+    int reqId = op.reqId;
+    int length = op.length;
+    recycle(op);
+    payload.nio().clear().limit(length);
+    messageBacklog.add(message(VerbsHeader.RNDV_DONE, forResponse ? 1 : 0, reqId, null));
+    if (forResponse) {
+      VerbsOp pending = pendingRequest(reqId);
       if (pending == null) {
         payload.release();
         return;
       }
-      inflight.decrementAndGet();
-      pending.future.complete(payload);
+      finishOp(pending, payload, null);
     } else {
-      deliverRequest(op.reqId, payload);
+      deliverRequest(reqId, payload);
     }
   }
 
@@ -875,15 +1102,23 @@ final class VerbsConnection implements Connection {
     RequestHandler handler = listener == null ? null : listener.handler();
     if (handler == null) {
       request.release();
-      fail(reqId, "no request handler on this side of the connection");
+      sendFailure(reqId, "no request handler on this side of the connection");
       return;
     }
-    VerbsResponder responder = new VerbsResponder(transport, this, reqId);
+    VerbsAnswer slot = answers.next();
+    slot.reqId = reqId;
+    long requestId = answers.arm(slot);
     try {
-      handler.onRequest(this, request, responder);
+      handler.onRequest(this, request, requestId);
     } catch (RuntimeException e) {
       // The handler broke its contract; the requester learns why instead of timing out.
-      responder.fail("request handler threw " + e);
+      LOG.warn("request handler failed on request {} from {}", reqId, remote, e);
+      VerbsAnswer a = answers.claim(requestId);
+      if (a != null) {
+        a.response = null;
+        a.failure = "request handler threw " + e;
+        onAnswer(a);
+      }
     }
   }
 
@@ -907,36 +1142,29 @@ final class VerbsConnection implements Connection {
     if (state != OPEN) {
       return;
     }
-    if (!requests.isEmpty()) {
-      Iterator<Map.Entry<Integer, PendingRequest>> it = requests.entrySet().iterator();
-      while (it.hasNext()) {
-        PendingRequest p = it.next().getValue();
-        if (now - p.deadlineNanos > 0) {
-          it.remove();
-          inflight.decrementAndGet();
-          p.future.completeExceptionally(new TransportTimeoutException("verbs request to "
-              + remote + " got no response within " + transport.conf().ioTimeoutMs()
-              + " ms (hadoop.hpc.transport.io.timeout)"));
-        }
-      }
-    }
     VerbsOp expired = null;
-    for (VerbsOp op : userOps) {
-      if (now - op.deadlineNanos > 0) {
+    for (VerbsOp op : active) {
+      if (op == null || now - op.deadlineNanos <= 0) {
+        continue;
+      }
+      if (op.kind == VerbsOp.REQUEST) {
+        finishOp(op, null, new TransportTimeoutException("verbs request to " + remote
+            + " got no response within " + transport.conf().ioTimeoutMs()
+            + " ms (hadoop.hpc.transport.io.timeout)"));
+      } else if (expired == null) {
         expired = op;
-        break;
       }
     }
     if (expired != null) {
       // A one-sided transfer the HCA has not finished: the QP must go to error (flushing the
       // work request) before its buffer may be reused, so the connection goes down with it.
-      for (VerbsOp op : userOps) {
-        if (now - op.deadlineNanos > 0) {
+      for (VerbsOp op : active) {
+        if (op != null && op.isUser() && now - op.deadlineNanos > 0) {
           op.timedOut = true;
         }
       }
       if (rdmaBacklog.remove(expired)) {
-        finishUser(expired, timeout(expired));
+        finishOp(expired, null, timeout(expired));
       }
       closeConnection(timeout(expired));
     }
@@ -972,25 +1200,28 @@ final class VerbsConnection implements Connection {
       VerbsNatives.disconnect(cmId); // errors mean "already disconnected": nothing to do
     }
     TransportException closed = closeCauseOrDefault();
-    for (VerbsOp op : messageBacklog) {
-      releaseMessage(op);
+    dropBacklogs(closed);
+    for (VerbsOp op : active) {
+      if (op != null && op.kind == VerbsOp.REQUEST) {
+        finishOp(op, null, closed);
+      }
     }
-    messageBacklog.clear();
-    for (VerbsOp op : rdmaBacklog) {
-      failRdma(op, closed);
-    }
-    rdmaBacklog.clear();
-    for (VerbsOp op : rendezvousWaiting) {
-      failRdma(op, closed);
-    }
-    rendezvousWaiting.clear();
-    for (PendingRequest p : requests.values()) {
-      inflight.decrementAndGet();
-      p.future.completeExceptionally(closed);
-    }
-    requests.clear();
     if (postedWrs == 0 || wasConnecting) {
       finish();
+    }
+  }
+
+  /** Releases and fails what was never posted. */
+  private void dropBacklogs(TransportException closed) {
+    VerbsOp op;
+    while ((op = messageBacklog.poll()) != null) {
+      messageOver(op);
+    }
+    while ((op = rdmaBacklog.poll()) != null) {
+      failRdma(op, closed);
+    }
+    while ((op = rendezvousWaiting.poll()) != null) {
+      failRdma(op, closed);
     }
   }
 
@@ -1015,14 +1246,17 @@ final class VerbsConnection implements Connection {
       }
     }
     for (VerbsOp op : posted) {
-      if (op.kind == VerbsOp.MESSAGE) {
-        releaseMessage(op);
+      if (op.kind == VerbsOp.MESSAGE || op.kind == VerbsOp.REQUEST) {
+        messageOver(op);
       } else {
         failRdma(op, closed);
       }
     }
-    for (VerbsOp op : new ArrayList<>(userOps)) {
-      finishUser(op, op.timedOut ? timeout(op) : closed);
+    dropBacklogs(closed);
+    for (VerbsOp op : active) {
+      if (op != null) {
+        finishOp(op, null, op.timedOut ? timeout(op) : closed);
+      }
     }
     for (int i = 0; i < recvDepth; i++) {
       recvPosted[i] = false;
@@ -1051,8 +1285,11 @@ final class VerbsConnection implements Connection {
     }
     transport.removeConnection(this);
     if (listener != null && established) {
-      RequestHandler handler = listener.handler();
-      handler.onClose(this);
+      try {
+        listener.handler().onClose(this);
+      } catch (RuntimeException e) {
+        LOG.warn("request handler failed in onClose for {}", remote, e);
+      }
     }
   }
 }

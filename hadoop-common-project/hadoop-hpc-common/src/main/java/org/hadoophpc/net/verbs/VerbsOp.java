@@ -3,28 +3,34 @@
  */
 package org.hadoophpc.net.verbs;
 
-import java.util.concurrent.CompletableFuture;
-
 import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.Completion;
 
 /**
- * One unit of work a {@link VerbsConnection} posts to its send queue: a message (header plus
- * optional eager payload), a user's one-sided read or write, or the RDMA READ that fetches a
- * rendezvous payload. Mutable; owned by the connection's event loop.
+ * One unit of work of a {@link VerbsConnection}: a message it posts (header plus optional eager
+ * payload), a user's one-sided read or write, the RDMA READ that fetches a rendezvous payload, or
+ * a user's request waiting for its response. Mutable; filled on the caller's thread for user
+ * operations, then owned by the connection's event loop (it crosses once, through the
+ * connection's outbox).
  */
 final class VerbsOp {
   static final int MESSAGE = 0;
   static final int USER_READ = 1;
   static final int USER_WRITE = 2;
   static final int RNDV_READ = 3;
+  /** A user's request: its payload until sent, then its place among the operations in flight. */
+  static final int REQUEST = 4;
 
-  final int kind;
+  /** What this is; changes only when a pooled object is reused. */
+  int kind;
 
-  // MESSAGE
+  // MESSAGE (and REQUEST, which is its own message)
   byte type;
   int flags;
   int reqId;
-  /** Eager payload sent after the header; released when the SEND completes. */
+  /**
+   * Eager payload sent after the header; released when the SEND completes (or will not happen).
+   */
   Buffer payload;
   int length;
   int rkey;
@@ -38,35 +44,22 @@ final class VerbsOp {
   int remoteKey;
   /** The whole RemoteRegion key (exposure id and rkey), checked against revocations. */
   long regionKey;
-  CompletableFuture<Void> future;
   long deadlineNanos;
   boolean timedOut;
+
+  // USER_READ / USER_WRITE / REQUEST
+  /** The caller's completion; null once called. */
+  Completion<?> completion;
+  /** Index in the connection's table of operations in flight; -1 when not in it. */
+  int slot = -1;
+  /** REQUEST: the op is also the message carrying the request, queued or posted. */
+  boolean messageLive;
 
   // RNDV_READ
   boolean forResponse;
 
   VerbsOp(int kind) {
     this.kind = kind;
-  }
-
-  static VerbsOp message(byte type, int flags, int reqId, Buffer payload) {
-    VerbsOp op = new VerbsOp(MESSAGE);
-    op.type = type;
-    op.flags = flags;
-    op.reqId = reqId;
-    op.payload = payload;
-    op.length = payload == null ? 0 : payload.readableBytes();
-    return op;
-  }
-
-  static VerbsOp rendezvous(byte type, int reqId, int length, int rkey, long address) {
-    VerbsOp op = new VerbsOp(MESSAGE);
-    op.type = type;
-    op.reqId = reqId;
-    op.length = length;
-    op.rkey = rkey;
-    op.address = address;
-    return op;
   }
 
   static VerbsOp control(byte type, long value) {
@@ -76,7 +69,33 @@ final class VerbsOp {
     return op;
   }
 
+  /** Forgets everything before the object is reused. */
+  void clear() {
+    type = 0;
+    flags = 0;
+    reqId = 0;
+    payload = null;
+    length = 0;
+    rkey = 0;
+    address = 0;
+    local = null;
+    localPosition = 0;
+    remoteAddress = 0;
+    remoteKey = 0;
+    regionKey = 0;
+    deadlineNanos = 0;
+    timedOut = false;
+    completion = null;
+    slot = -1;
+    messageLive = false;
+    forResponse = false;
+  }
+
   boolean isUser() {
     return kind == USER_READ || kind == USER_WRITE;
+  }
+
+  boolean isDone() {
+    return completion == null;
   }
 }

@@ -8,10 +8,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,6 +32,7 @@ import org.hadoophpc.net.BufferPool;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.Listener;
+import org.hadoophpc.net.RegisteredMemory;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.Transport;
@@ -48,11 +49,13 @@ import org.slf4j.LoggerFactory;
  * WRITE of peers' {@link RemoteRegion}s.
  *
  * <p>Threading: one event-loop thread owns the native context (CQ, event channel) and every
- * connection and listener. Other threads hand it work through {@link #submit}: a lock-free
- * queue whose size is bounded by the callers' limits (each connection admits at most
- * {@code hadoop.hpc.transport.max.inflight} operations; set-up and close tasks are few), and an
- * eventfd wakeup when the loop sleeps. The loop blocks in {@code hpcn_verbs_wait} for at most
- * {@value #LOOP_TICK_MS} ms so timeouts are noticed without a timer thread.
+ * connection and listener. Other threads hand it data-plane work through each connection's
+ * bounded outbox and this transport's ready queue ({@link #schedule}; no object per call), and
+ * control work through {@link #submit} (a lock-free queue of tasks: set-up, close, unexpose),
+ * with an eventfd wakeup when the loop sleeps. The loop blocks in {@code hpcn_verbs_wait} for at
+ * most {@value #LOOP_TICK_MS} ms so timeouts are noticed without a timer thread. A
+ * RuntimeException out of one connection's processing closes that connection (logged) and the
+ * loop goes on serving the others.
  * {@code hadoop.hpc.transport.io.threads} is not used: one loop per transport (open more
  * transports for more cores).
  *
@@ -80,6 +83,9 @@ public final class VerbsTransport implements Transport {
   private static final int CM_BATCH = 16;
   private static final int LISTEN_BACKLOG = 128;
   private static final int MAX_RECV_DEPTH = 32;
+  /** Connections per transport: bits of a connection id that index {@link #connections}. */
+  private static final int CONN_INDEX_BITS = 14;
+  static final int MAX_CONNECTIONS = 1 << CONN_INDEX_BITS;
   private static final AtomicInteger LOOP_IDS = new AtomicInteger();
 
   /** Address and keys of one registered slab. */
@@ -95,19 +101,31 @@ public final class VerbsTransport implements Transport {
   private final Map<Long, Revocation> revocations = new ConcurrentHashMap<>();
   private final AtomicLong exposures = new AtomicLong();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  /** Connections with work in their outbox, each at most once (its {@code scheduled} flag). */
+  private final ArrayBlockingQueue<VerbsConnection> ready =
+      new ArrayBlockingQueue<>(MAX_CONNECTIONS);
   private final AtomicBoolean sleeping = new AtomicBoolean();
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Set by the loop as it ends; later hand-overs are failed by the caller. */
+  private volatile boolean terminated;
   private final Thread loop;
   private final int recvDepth;
   private final int sendDepth;
 
   // ---- loop-owned ----
   private final Map<Long, VerbsConnection> byCmId = new HashMap<>();
-  private final Map<Integer, VerbsConnection> byConnId = new HashMap<>();
+  /**
+   * Live connections by the low bits of their id; the high bits are a generation, so that a
+   * completion of a destroyed QP never reaches a newer connection in the same place.
+   */
+  private final VerbsConnection[] connections = new VerbsConnection[MAX_CONNECTIONS];
+  private final int[] connectionGenerations = new int[MAX_CONNECTIONS];
+  private int connectionCount;
+  /** Indexes below this may be in use. */
+  private int connectionHigh;
   private final Map<Long, VerbsListener> listeners = new HashMap<>();
   private final ByteBuffer wcRecords;
   private final ByteBuffer cmRecords;
-  private int nextConnId = 1;
   private int cqCommitted;
   private boolean stopping;
   private long stopDeadlineNanos;
@@ -170,6 +188,11 @@ public final class VerbsTransport implements Transport {
     }
 
     @Override
+    public Object details(long handle) {
+      return registrations.get(handle);
+    }
+
+    @Override
     public void deregister(long handle) throws IOException {
       registrations.remove(handle);
       VerbsNatives.deregMr(ctx, handle);
@@ -188,6 +211,11 @@ public final class VerbsTransport implements Transport {
   @Override
   public BufferPool bufferPool() {
     return pool;
+  }
+
+  @Override
+  public RegisteredMemory registeredMemory() {
+    return new RegisteredMemory(pool.reservedBytes(), pool.usedBytes(), 0, pool.maxBytes());
   }
 
   TransportConf conf() {
@@ -259,6 +287,12 @@ public final class VerbsTransport implements Transport {
       future.completeExceptionally(new ConnectionClosedException("verbs transport is closed"));
       return;
     }
+    int connId = nextConnId();
+    if (connId < 0) {
+      future.completeExceptionally(new TransportException("verbs connect to " + address
+          + ": this transport already has " + MAX_CONNECTIONS + " connections"));
+      return;
+    }
     long id;
     try {
       id = VerbsNatives.connectStart(ctx, ip.getAddress(), address.getPort(), stepTimeoutMs());
@@ -267,23 +301,40 @@ public final class VerbsTransport implements Transport {
           + e.getMessage(), e));
       return;
     }
-    VerbsConnection c = new VerbsConnection(this, nextConnId(), id, null, address);
+    VerbsConnection c = new VerbsConnection(this, connId, id, null, address);
     c.connectFuture = future;
     c.connectDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
         conf.connectTimeoutMs());
     byCmId.put(id, c);
-    byConnId.put(c.connId, c);
+    addConnection(c);
   }
 
+  /** A free connection id (index and a new generation), or -1 when all are taken. */
   private int nextConnId() {
-    int id;
-    do {
-      id = nextConnId++;
-      if (nextConnId == Integer.MAX_VALUE) {
-        nextConnId = 1;
+    if (connectionCount >= MAX_CONNECTIONS) {
+      return -1;
+    }
+    for (int i = 0; i < MAX_CONNECTIONS; i++) {
+      if (connections[i] == null) {
+        int generation = connectionGenerations[i] = (connectionGenerations[i] + 1)
+            & ((1 << (31 - CONN_INDEX_BITS)) - 1);
+        return (generation << CONN_INDEX_BITS) | i;
       }
-    } while (byConnId.containsKey(id));
-    return id;
+    }
+    return -1;
+  }
+
+  private void addConnection(VerbsConnection c) {
+    int i = c.connId & (MAX_CONNECTIONS - 1);
+    connections[i] = c;
+    connectionCount++;
+    connectionHigh = Math.max(connectionHigh, i + 1);
+  }
+
+  /** The live connection of a completion's id, or null. */
+  private VerbsConnection connection(int connId) {
+    VerbsConnection c = connections[connId & (MAX_CONNECTIONS - 1)];
+    return c != null && c.connId == connId ? c : null;
   }
 
   @Override
@@ -312,8 +363,9 @@ public final class VerbsTransport implements Transport {
     CountDownLatch acked = new CountDownLatch(1);
     revocations.put(key, new Revocation(pending, acked));
     boolean submitted = submit(() -> {
-      for (VerbsConnection c : byConnId.values()) {
-        if (c.revoke(key)) {
+      for (int i = 0; i < connectionHigh; i++) {
+        VerbsConnection c = connections[i];
+        if (c != null && c.revoke(key)) {
           pending.incrementAndGet();
         }
       }
@@ -347,7 +399,7 @@ public final class VerbsTransport implements Transport {
 
   /** The registration of a buffer of this transport's pool. */
   MrInfo mr(Buffer buffer) {
-    MrInfo mr = buffer.pool() == pool ? registrations.get(buffer.slabRegistration()) : null;
+    MrInfo mr = buffer.pool() == pool ? (MrInfo) buffer.slabDetails() : null;
     if (mr == null) {
       throw new IllegalArgumentException("buffer is not registered memory of this verbs "
           + "transport's pool: " + buffer);
@@ -375,10 +427,36 @@ public final class VerbsTransport implements Transport {
       return false;
     }
     tasks.add(task);
+    wakeUp();
+    return true;
+  }
+
+  /**
+   * {@code c} has work in its outbox; any thread. After the loop has ended the caller fails
+   * that work itself (the loop sets {@link #terminated} before its last look at the queue).
+   */
+  void schedule(VerbsConnection c) {
+    if (c.scheduled.compareAndSet(false, true)) {
+      if (!ready.offer(c)) {
+        // Cannot happen: a connection is queued at most once and there are at most
+        // MAX_CONNECTIONS; kept safe all the same.
+        c.scheduled.set(false);
+        if (!submit(c::drainOutbox)) {
+          c.discardOutbox();
+        }
+        return;
+      }
+      wakeUp();
+    }
+    if (terminated) {
+      c.discardOutbox();
+    }
+  }
+
+  private void wakeUp() {
     if (sleeping.get()) {
       VerbsNatives.wake(ctx);
     }
-    return true;
   }
 
   private <T> T callOnLoop(Callable<T> call) throws IOException {
@@ -426,31 +504,49 @@ public final class VerbsTransport implements Transport {
     try {
       while (true) {
         runTasks();
+        processReady();
         drainCq();
         drainCm();
-        for (VerbsConnection c : new ArrayList<>(byConnId.values())) {
-          c.maintain();
+        for (int i = 0; i < connectionHigh; i++) {
+          VerbsConnection c = connections[i];
+          if (c != null) {
+            try {
+              c.maintain();
+            } catch (RuntimeException e) {
+              connectionFailed(c, e);
+            }
+          }
         }
         long now = System.nanoTime();
         if (now - nextCheck >= 0) {
-          for (VerbsConnection c : new ArrayList<>(byConnId.values())) {
-            c.checkTimeouts(now);
+          for (int i = 0; i < connectionHigh; i++) {
+            VerbsConnection c = connections[i];
+            if (c != null) {
+              try {
+                c.checkTimeouts(now);
+              } catch (RuntimeException e) {
+                connectionFailed(c, e);
+              }
+            }
           }
           nextCheck = now + TimeUnit.MILLISECONDS.toNanos(LOOP_TICK_MS);
         }
         if (stopping) {
-          if (byConnId.isEmpty()) {
+          if (connectionCount == 0) {
             break;
           }
           if (now - stopDeadlineNanos > 0) {
-            for (VerbsConnection c : new ArrayList<>(byConnId.values())) {
-              c.finish();
+            for (int i = 0; i < connectionHigh; i++) {
+              VerbsConnection c = connections[i];
+              if (c != null) {
+                c.finish();
+              }
             }
             break;
           }
         }
         sleeping.set(true);
-        if (tasks.isEmpty()) {
+        if (tasks.isEmpty() && ready.isEmpty()) {
           int rc = VerbsNatives.waitEvents(ctx, LOOP_TICK_MS);
           if (rc < 0) {
             throw new NativeIoException("hpcn_verbs_wait", -rc, "waiting for completions");
@@ -458,21 +554,64 @@ public final class VerbsTransport implements Transport {
         }
         sleeping.set(false);
       }
-      runTasks(); // answers submitted during shutdown find closed connections and release
     } catch (Throwable t) {
       loopFailure = t;
       LOG.error("verbs event loop on {} failed; closing its connections", device.name(), t);
-      for (VerbsConnection c : new ArrayList<>(byConnId.values())) {
-        c.closeConnection(new ConnectionClosedException("verbs event loop failed", t));
-        c.finish();
+      for (int i = 0; i < connectionHigh; i++) {
+        VerbsConnection c = connections[i];
+        if (c != null) {
+          c.closeConnection(new ConnectionClosedException("verbs event loop failed", t));
+          c.finish();
+        }
       }
+    } finally {
+      // Answers and operations handed over during shutdown find closed connections and are
+      // released or failed; from now on callers do that themselves.
+      terminated = true;
+      runTasks();
+      processReady();
+    }
+  }
+
+  /**
+   * A connection's processing threw: a bug, or a callback the guards missed. That connection is
+   * closed; the loop carries on with the others.
+   */
+  private void connectionFailed(VerbsConnection c, RuntimeException e) {
+    LOG.error("verbs: connection {} failed; closing it, the others go on", c, e);
+    try {
+      c.closeConnection(new ConnectionClosedException("verbs connection to "
+          + c.remoteAddress() + " failed: " + e, e));
+      c.finish();
+    } catch (RuntimeException again) {
+      e.addSuppressed(again);
+      LOG.error("verbs: connection {} could not be torn down cleanly; dropping it", c, again);
+      forget(c);
+      removeConnection(c);
     }
   }
 
   private void runTasks() {
     Runnable task;
     while ((task = tasks.poll()) != null) {
-      task.run();
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        // Tasks are this transport's own control work (set-up, close, unexpose); a failing one
+        // must not take every connection down with the loop.
+        LOG.error("verbs: an event-loop task failed on {}", device.name(), e);
+      }
+    }
+  }
+
+  private void processReady() {
+    VerbsConnection c;
+    while ((c = ready.poll()) != null) {
+      try {
+        c.drainOutbox();
+      } catch (RuntimeException e) {
+        connectionFailed(c, e);
+      }
     }
   }
 
@@ -486,13 +625,17 @@ public final class VerbsTransport implements Transport {
       for (int i = 0; i < n; i++) {
         int at = i * VerbsNatives.WC_SIZE;
         long wrId = wcRecords.getLong(at + VerbsNatives.WC_WR_ID);
-        VerbsConnection c = byConnId.get((int) (wrId >>> 32));
+        VerbsConnection c = connection((int) (wrId >>> 32));
         if (c == null) {
           continue; // a completion of a QP already destroyed
         }
-        c.onCompletion(wrId, wcRecords.getInt(at + VerbsNatives.WC_STATUS),
-            wcRecords.getInt(at + VerbsNatives.WC_BYTE_LEN),
-            wcRecords.getInt(at + VerbsNatives.WC_VENDOR_STATUS));
+        try {
+          c.onCompletion(wrId, wcRecords.getInt(at + VerbsNatives.WC_STATUS),
+              wcRecords.getInt(at + VerbsNatives.WC_BYTE_LEN),
+              wcRecords.getInt(at + VerbsNatives.WC_VENDOR_STATUS));
+        } catch (RuntimeException e) {
+          connectionFailed(c, e);
+        }
       }
     } while (n == WC_BATCH);
   }
@@ -515,7 +658,11 @@ public final class VerbsTransport implements Transport {
         }
         VerbsConnection c = byCmId.get(id);
         if (c != null) {
-          c.onCmEvent(type, status, cmRecords, at);
+          try {
+            c.onCmEvent(type, status, cmRecords, at);
+          } catch (RuntimeException e) {
+            connectionFailed(c, e);
+          }
         }
       }
     } while (n == CM_BATCH);
@@ -525,16 +672,17 @@ public final class VerbsTransport implements Transport {
     VerbsListener l = listeners.get(listenId);
     int credits = VerbsHeader.creditsFromPrivateData(cmRecords,
         at + VerbsNatives.CM_PRIVATE_DATA, cmRecords.getInt(at + VerbsNatives.CM_PRIVATE_DATA_LEN));
-    if (l == null || l.isClosed() || stopping || credits <= 0) {
+    int connId = l == null || l.isClosed() || stopping || credits <= 0 ? -1 : nextConnId();
+    if (connId < 0) {
       VerbsNatives.reject(id);
       destroyId(id);
       return;
     }
-    VerbsConnection c = new VerbsConnection(this, nextConnId(), id, l, l.address());
+    VerbsConnection c = new VerbsConnection(this, connId, id, l, l.address());
     c.refreshRemoteAddress();
     c.setPeerCredits(credits);
     byCmId.put(id, c);
-    byConnId.put(c.connId, c);
+    addConnection(c);
     try {
       c.setUpQueuePair();
       VerbsNatives.accept(ctx, id, c.privateData(),
@@ -588,7 +736,14 @@ public final class VerbsTransport implements Transport {
   }
 
   void removeConnection(VerbsConnection c) {
-    byConnId.remove(c.connId);
+    int i = c.connId & (MAX_CONNECTIONS - 1);
+    if (connections[i] == c) {
+      connections[i] = null;
+      connectionCount--;
+      while (connectionHigh > 0 && connections[connectionHigh - 1] == null) {
+        connectionHigh--;
+      }
+    }
   }
 
   // ======================================================================================
@@ -607,8 +762,11 @@ public final class VerbsTransport implements Transport {
         destroyId(l.cmId);
       }
       listeners.clear();
-      for (VerbsConnection c : new ArrayList<>(byConnId.values())) {
-        c.closeConnection(new ConnectionClosedException("verbs transport closed"));
+      for (int i = 0; i < connectionHigh; i++) {
+        VerbsConnection c = connections[i];
+        if (c != null) {
+          c.closeConnection(new ConnectionClosedException("verbs transport closed"));
+        }
       }
     });
     VerbsNatives.wake(ctx);

@@ -20,6 +20,12 @@ public final class TransportConf {
     Configuration.addDefaultResource("hpc-default.xml");
   }
 
+  /**
+   * The smallest {@code max.message.size}: the verbs transport's eager receive slots are pool
+   * chunks of this size (8 KiB), so the pool must hand out chunks that large.
+   */
+  public static final int MIN_MAX_MESSAGE_SIZE = 8192;
+
   /** What the configuration asks for. */
   public enum Kind {
     AUTO, VERBS, TCP
@@ -79,9 +85,9 @@ public final class TransportConf {
         BUFFER_POOL_MAX_DEFAULT, StorageUnit.BYTES));
     slabSize = intSize(conf, BUFFER_SLAB_SIZE_KEY, BUFFER_SLAB_SIZE_DEFAULT);
     maxMessageSize = intSize(conf, MAX_MESSAGE_SIZE_KEY, MAX_MESSAGE_SIZE_DEFAULT);
-    if (Integer.bitCount(maxMessageSize) != 1 || maxMessageSize < BufferPool.MIN_CHUNK) {
+    if (Integer.bitCount(maxMessageSize) != 1 || maxMessageSize < MIN_MAX_MESSAGE_SIZE) {
       throw new IllegalArgumentException(MAX_MESSAGE_SIZE_KEY + "=" + maxMessageSize
-          + " must be a power of two of at least " + BufferPool.MIN_CHUNK + " bytes");
+          + " must be a power of two of at least " + MIN_MAX_MESSAGE_SIZE + " bytes (8k)");
     }
     if (bufferPoolMax < maxMessageSize) {
       throw new IllegalArgumentException(BUFFER_POOL_MAX_KEY + "=" + bufferPoolMax

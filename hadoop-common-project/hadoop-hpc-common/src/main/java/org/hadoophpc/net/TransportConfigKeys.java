@@ -54,7 +54,12 @@ public final class TransportConfigKeys {
   public static final String IO_TIMEOUT_KEY = "hadoop.hpc.transport.io.timeout";
   public static final String IO_TIMEOUT_DEFAULT = "60s";
 
-  /** Upper bound of registered (pinned, for verbs) buffer memory per transport. */
+  /**
+   * Upper bound of registered (pinned, for verbs) buffer memory per transport: every buffer,
+   * and for verbs the connections' receive rings too (together at most a quarter of it; about
+   * 264 KiB per connection at the default max.inflight). Verbs needs room for at least a ring
+   * of 2 receives in that quarter.
+   */
   public static final String BUFFER_POOL_MAX_KEY = "hadoop.hpc.transport.buffer.pool.max";
   public static final String BUFFER_POOL_MAX_DEFAULT = "256m";
 
@@ -62,7 +67,7 @@ public final class TransportConfigKeys {
   public static final String BUFFER_SLAB_SIZE_KEY = "hadoop.hpc.transport.buffer.slab.size";
   public static final String BUFFER_SLAB_SIZE_DEFAULT = "4m";
 
-  /** Largest message or one-sided transfer; a power of two. */
+  /** Largest message or one-sided transfer; a power of two, at least 8k (verbs receive slots). */
   public static final String MAX_MESSAGE_SIZE_KEY = "hadoop.hpc.transport.max.message.size";
   public static final String MAX_MESSAGE_SIZE_DEFAULT = "16m";
 

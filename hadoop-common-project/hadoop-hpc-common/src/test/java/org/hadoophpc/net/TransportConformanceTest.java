@@ -71,6 +71,15 @@ public abstract class TransportConformanceTest {
     return new InetSocketAddress("127.0.0.1", 0);
   }
 
+  /**
+   * Pool bytes a connection's receive ring takes on a transport configured by {@code conf}
+   * (verbs: header slots and eager receive buffers come from the pool; tcp: none). Tests that
+   * size a pool for exactly N messages add it.
+   */
+  protected long ringBytes(Configuration conf) {
+    return 0;
+  }
+
   /** Configuration every test starts from; tests override single keys. */
   protected Configuration baseConf() {
     Configuration c = new Configuration(false);
@@ -82,7 +91,7 @@ public abstract class TransportConformanceTest {
     return c;
   }
 
-  private Configuration conf(String... keysAndValues) {
+  protected Configuration conf(String... keysAndValues) {
     Configuration c = baseConf();
     for (int i = 0; i < keysAndValues.length; i += 2) {
       c.set(keysAndValues[i], keysAndValues[i + 1]);
@@ -551,12 +560,19 @@ public abstract class TransportConformanceTest {
 
   @Test
   void receiverWithExhaustedPoolCatchesUpOnceMemoryReturns() throws Exception {
-    // The server's pool holds four 64 KiB chunks and the handler keeps the first four requests,
-    // so the fifth cannot be received until this test answers them (with the request buffers).
+    // The server's pool holds four 64 KiB chunks besides its receive ring, and the handler keeps
+    // the first four requests, so the fifth cannot be received until this test answers them
+    // (with the request buffers).
     Queue<Object[]> held = new ArrayDeque<>();
     boolean[] released = {false};
-    Configuration serverConf = conf(BUFFER_POOL_MAX_KEY, "256k", BUFFER_SLAB_SIZE_KEY, "64k",
-        MAX_MESSAGE_SIZE_KEY, "64k");
+    int slab = 64 << 10;
+    String[] serverKeys = {MAX_INFLIGHT_KEY, "8", BUFFER_SLAB_SIZE_KEY, "64k",
+        MAX_MESSAGE_SIZE_KEY, "64k"};
+    long ring = ringBytes(conf(serverKeys));
+    long ringSlabs = (ring + slab - 1) / slab * slab;
+    Configuration serverConf = conf(serverKeys);
+    serverConf.set(BUFFER_POOL_MAX_KEY, (4L * slab + ringSlabs) / 1024 + "k");
+    assertEquals(ring, ringBytes(serverConf), "the ring does not depend on the pool here");
     server = track(newTransport(serverConf));
     client = track(newTransport(conf(MAX_MESSAGE_SIZE_KEY, "64k")));
     listener = server.listen(bindAddress(), (conn, request, responder) -> {
@@ -790,6 +806,31 @@ public abstract class TransportConformanceTest {
     server.close();
     server.close();
     assertThrows(IOException.class, () -> server.listen(bindAddress(), echo()));
+  }
+
+  @Test
+  void registeredMemoryStaysWithinItsBoundAndCountsTheReceiveRings() throws Exception {
+    start(baseConf(), echo());
+    long ring = ringBytes(baseConf());
+    waitFor(() -> server.registeredMemory().ringBytes() == ring, "the server's ring is set up");
+    assertEquals(ring, client.registeredMemory().ringBytes());
+    Connection second = await(client.connect(listener.address()));
+    assertEquals(2 * ring, client.registeredMemory().ringBytes());
+    echoRoundTrip(1 << 20, 5);
+    for (Transport t : List.of(server, client)) {
+      RegisteredMemory m = t.registeredMemory();
+      assertEquals(256L << 20, m.maxBytes(), t.name());
+      assertTrue(m.reservedBytes() <= m.maxBytes(), m.toString());
+      assertTrue(m.usedBytes() <= m.reservedBytes(), m.toString());
+      assertTrue(m.ringBytes() <= m.usedBytes(), m.toString());
+    }
+    second.close();
+    connection.close();
+    waitFor(() -> client.registeredMemory().usedBytes() == 0
+        && server.registeredMemory().usedBytes() == 0,
+        "rings and buffers go back to the pools when the connections close");
+    assertEquals(0, client.registeredMemory().ringBytes());
+    assertEquals(0, server.registeredMemory().ringBytes());
   }
 
   // ------------------------------------------------------------------ callbacks

@@ -34,6 +34,7 @@ import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportConfigKeys;
 import org.hadoophpc.net.TransportFactory;
 import org.hadoophpc.net.tcp.TcpTransport;
+import org.hadoophpc.net.verbs.VerbsTransport;
 
 /**
  * Transport macro benchmark: for each message size, ping-pong latency (median and p99 of round
@@ -217,6 +218,8 @@ public final class TransportBench {
     for (Transport t : transports) {
       if (t instanceof TcpTransport tcp) {
         all.addAll(Arrays.asList(tcp.eventThreads()));
+      } else if (t instanceof VerbsTransport verbs) {
+        all.addAll(Arrays.asList(verbs.eventThreads()));
       }
     }
     return all.toArray(new Thread[0]);

@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Flow control: each side pre-posts {@code recvDepth} receives (pool buffers of
  * {@link VerbsTransport#EAGER_SIZE} plus a header slot) and tells the peer that number in the
- * connection's private data. A SEND is posted only while the peer has a receive for it
+ * connection's private data. The depth is the transport's, or less when the receive rings'
+ * share of the pool is nearly used up ({@link VerbsTransport#reserveRing}). A SEND is posted only while the peer has a receive for it
  * ({@code sendCredits}); every re-posted receive becomes a credit returned in the next header,
  * or in an explicit CREDIT message once half the window is owed. The last credit is kept for
  * CREDIT messages so two busy peers cannot both end up unable to return credits.
@@ -70,6 +71,7 @@ final class VerbsConnection implements Connection {
 
   private static final Logger LOG = LoggerFactory.getLogger(VerbsConnection.class);
   private static final long RECV_FLAG = 0x8000_0000L;
+  static final int HEADERS_PER_CHUNK = VerbsTransport.EAGER_SIZE / VerbsHeader.BYTES;
   /** Loop-made message objects kept for reuse. */
   private static final int SPARE_MESSAGES = 64;
 
@@ -111,18 +113,29 @@ final class VerbsConnection implements Connection {
   private boolean established;
 
   // ---- queue pair resources (loop) ----
-  private final int recvDepth;
-  private final int sendDepth;
+  /** Chosen when the queue pair is set up; 0 before. */
+  private int recvDepth;
+  private int sendDepth;
   /**
-   * The connection's own registered ring: receive header slots, send header slots, then one
-   * eager payload area per receive. Receives land here, not in the pool, so the pool holds only
-   * payloads handed to users (an eager payload is copied into a pool buffer on delivery).
+   * The receive ring, all of it {@link VerbsTransport#EAGER_SIZE}-byte chunks of the transport's
+   * pool (so registered memory stays within {@code buffer.pool.max}): header chunks holding
+   * {@link #HEADERS_PER_CHUNK} header slots each (receive slots first, then send slots), and one
+   * eager payload chunk per receive slot.
+   *
+   * <p>Ownership: the connection takes every chunk when the queue pair is set up and holds it,
+   * posted or not, until {@link #finish} releases it, once, after the queue pair is destroyed.
+   * A receive's payload is copied out into a buffer of its own on delivery; the chunk is never
+   * handed to anyone, so re-posting a slot needs nothing back from users and a chunk cannot be
+   * released twice or while the HCA may still write it.
    */
-  private ByteBuffer ring;
-  private long ringHandle;
-  private long ringAddress;
-  private int ringLkey;
-  private int payloadBase;
+  private Buffer[] headerChunks;
+  private ByteBuffer[] headerViews;
+  private VerbsTransport.MrInfo[] headerMrs;
+  private final Buffer[] recvChunks;
+  private final ByteBuffer[] recvViews;
+  private final VerbsTransport.MrInfo[] recvMrs;
+  /** Ring bytes reserved from the transport's budget (returned in {@link #finish}). */
+  private long ringReserved;
   private final boolean[] recvPosted;
   /** Receive slots whose message waits for pool memory before it can be delivered. */
   private final ArrayDeque<Integer> heldSlots = new ArrayDeque<>();
@@ -170,15 +183,14 @@ final class VerbsConnection implements Connection {
     this.maxInflight = transport.conf().maxInflight();
     this.maxMessageSize = transport.conf().maxMessageSize();
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
-    this.recvDepth = transport.recvDepth();
-    this.sendDepth = transport.sendDepth();
-    this.recvPosted = new boolean[recvDepth];
-    this.sendOps = new VerbsOp[sendDepth];
-    this.freeSend = new int[sendDepth];
-    for (int i = 0; i < sendDepth; i++) {
-      freeSend[i] = sendDepth - 1 - i;
-    }
-    this.freeSendTop = sendDepth;
+    int maxRecv = transport.recvDepth();
+    int maxSend = VerbsTransport.sendDepth(maxInflight, maxRecv);
+    this.recvPosted = new boolean[maxRecv];
+    this.recvChunks = new Buffer[maxRecv];
+    this.recvViews = new ByteBuffer[maxRecv];
+    this.recvMrs = new VerbsTransport.MrInfo[maxRecv];
+    this.sendOps = new VerbsOp[maxSend];
+    this.freeSend = new int[maxSend];
     this.active = new VerbsOp[maxInflight];
     this.freeActive = new int[maxInflight];
     for (int i = maxInflight - 1; i >= 0; i--) {
@@ -438,24 +450,70 @@ final class VerbsConnection implements Connection {
   // Set-up (loop)
   // ======================================================================================
 
-  /** Creates the QP, takes the header slots and pre-posts every receive. */
+  /**
+   * Takes a receive ring from the pool (depth within the rings' budget), creates the QP and
+   * pre-posts every receive. On failure what was taken stays recorded for {@link #finish}.
+   */
   void setUpQueuePair() throws java.io.IOException {
+    recvDepth = transport.reserveRing(remote);
+    sendDepth = VerbsTransport.sendDepth(maxInflight, recvDepth);
+    ringReserved = VerbsTransport.ringBytes(maxInflight, recvDepth);
+    int chunks = VerbsTransport.headerChunks(maxInflight, recvDepth);
+    headerChunks = new Buffer[chunks];
+    headerViews = new ByteBuffer[chunks];
+    headerMrs = new VerbsTransport.MrInfo[chunks];
+    for (int c = 0; c < chunks; c++) {
+      headerChunks[c] = ringChunk();
+      headerViews[c] = headerChunks[c].nio().clear();
+      headerMrs[c] = transport.mr(headerChunks[c]);
+    }
+    for (int i = 0; i < recvDepth; i++) {
+      recvChunks[i] = ringChunk();
+      recvViews[i] = recvChunks[i].nio().clear();
+      recvMrs[i] = transport.mr(recvChunks[i]);
+    }
+    for (int i = 0; i < sendDepth; i++) {
+      freeSend[i] = sendDepth - 1 - i;
+    }
+    freeSendTop = sendDepth;
     transport.reserveCq(recvDepth + sendDepth);
     cqReserved = true;
     VerbsNatives.createQp(transport.ctx(), cmId, sendDepth, recvDepth);
     hasQp = true;
-    payloadBase = (recvDepth + sendDepth) * VerbsHeader.BYTES;
-    ring = ByteBuffer.allocateDirect(payloadBase + recvDepth * VerbsTransport.EAGER_SIZE);
-    long[] info = new long[3];
-    ringHandle = VerbsNatives.regMr(transport.ctx(), ring, info);
-    ringAddress = info[0];
-    ringLkey = (int) info[1];
     for (int i = 0; i < recvDepth; i++) {
       int rc = postReceive(i);
       if (rc != 0) {
         throw new NativeIoException("ibv_post_recv", -rc, "posting initial receives failed");
       }
     }
+  }
+
+  private Buffer ringChunk() throws TransportException {
+    Buffer b = transport.bufferPool().allocate(VerbsTransport.EAGER_SIZE);
+    if (b == null) {
+      throw new TransportException("verbs connection to " + remote + ": the buffer pool has no"
+          + " room for a " + ringReserved + "-byte receive ring now ("
+          + transport.bufferPool() + "; raise hadoop.hpc.transport.buffer.pool.max)");
+    }
+    return b;
+  }
+
+  /** Header slot {@code i}'s chunk view; the slot is at {@link #headerAt}. */
+  private ByteBuffer headers(int i) {
+    return headerViews[i / HEADERS_PER_CHUNK];
+  }
+
+  private static int headerAt(int i) {
+    return (i % HEADERS_PER_CHUNK) * VerbsHeader.BYTES;
+  }
+
+  private long headerAddress(int i) {
+    int c = i / HEADERS_PER_CHUNK;
+    return headerMrs[c].addr() + headerChunks[c].slabOffset() + headerAt(i);
+  }
+
+  private int headerLkey(int i) {
+    return headerMrs[i / HEADERS_PER_CHUNK].lkey();
   }
 
   byte[] privateData() {
@@ -764,10 +822,10 @@ final class VerbsConnection implements Connection {
 
   private boolean postMessage(VerbsOp op) {
     int slot = freeSend[--freeSendTop];
-    int at = (recvDepth + slot) * VerbsHeader.BYTES;
+    int header = recvDepth + slot;
     int credits = Math.min(creditsToReturn, 0xffff);
-    VerbsHeader.write(ring, at, op.type, op.flags, credits, op.reqId, op.length, op.rkey,
-        op.address);
+    VerbsHeader.write(headers(header), headerAt(header), op.type, op.flags, credits, op.reqId,
+        op.length, op.rkey, op.address);
     long addr = 0;
     int len = 0;
     int lkey = 0;
@@ -777,8 +835,8 @@ final class VerbsConnection implements Connection {
       len = op.payload.readableBytes();
       lkey = mr.lkey();
     }
-    int rc = VerbsNatives.postSend(cmId, wrId(slot, false), ringAddress + at,
-        VerbsHeader.BYTES, ringLkey, addr, len, lkey);
+    int rc = VerbsNatives.postSend(cmId, wrId(slot, false), headerAddress(header),
+        VerbsHeader.BYTES, headerLkey(header), addr, len, lkey);
     if (rc != 0) {
       freeSend[freeSendTop++] = slot;
       messageOver(op);
@@ -815,9 +873,9 @@ final class VerbsConnection implements Connection {
 
   /** Posts receive slot i; 0 or -errno. */
   private int postReceive(int i) {
-    int rc = VerbsNatives.postRecv(cmId, wrId(i, true), ringAddress + (long) i
-        * VerbsHeader.BYTES, VerbsHeader.BYTES, ringLkey, ringAddress + payloadBase + (long) i
-        * VerbsTransport.EAGER_SIZE, VerbsTransport.EAGER_SIZE, ringLkey);
+    int rc = VerbsNatives.postRecv(cmId, wrId(i, true), headerAddress(i), VerbsHeader.BYTES,
+        headerLkey(i), recvMrs[i].addr() + recvChunks[i].slabOffset(),
+        VerbsTransport.EAGER_SIZE, recvMrs[i].lkey());
     if (rc != 0) {
       return rc;
     }
@@ -957,7 +1015,8 @@ final class VerbsConnection implements Connection {
       closeConnection(completionError(status, vendorStatus));
       return;
     }
-    int at = slot * VerbsHeader.BYTES;
+    ByteBuffer ring = headers(slot);
+    int at = headerAt(slot);
     byte type = VerbsHeader.type(ring, at);
     int reqId = VerbsHeader.reqId(ring, at);
     sendCredits += VerbsHeader.credits(ring, at);
@@ -1026,26 +1085,26 @@ final class VerbsConnection implements Connection {
    * credit is not returned and the peer slows down until memory comes back.
    */
   private boolean deliverEager(int slot) {
-    int at = slot * VerbsHeader.BYTES;
+    ByteBuffer ring = headers(slot);
+    int at = headerAt(slot);
     byte type = VerbsHeader.type(ring, at);
     int reqId = VerbsHeader.reqId(ring, at);
     int length = ring.getInt(at + 24);
-    int from = payloadBase + slot * VerbsTransport.EAGER_SIZE;
+    ByteBuffer payload = recvViews[slot];
     VerbsOp answered = type == VerbsHeader.REQUEST ? null : pendingRequest(reqId);
     Buffer delivered = null;
     TransportException failure = null;
     if (type == VerbsHeader.FAILURE) {
       if (answered != null) {
         failure = new TransportException("request to " + remote + " failed on the peer: "
-            + StandardCharsets.UTF_8.decode(ring.duplicate().limit(from + length)
-                .position(from)));
+            + StandardCharsets.UTF_8.decode(payload.slice(0, length)));
       }
     } else if (type == VerbsHeader.REQUEST || answered != null) {
       delivered = transport.bufferPool().allocate(length);
       if (delivered == null) {
         return false;
       }
-      delivered.nio().put(0, ring, from, length);
+      delivered.nio().put(0, payload, 0, length);
     }
     repost(slot);
     if (answered != null) {
@@ -1225,6 +1284,31 @@ final class VerbsConnection implements Connection {
     }
   }
 
+  /** Gives the ring's chunks back to the pool (once: the references are dropped). */
+  private void releaseRing() {
+    for (int i = 0; i < recvChunks.length; i++) {
+      if (recvChunks[i] != null) {
+        recvChunks[i].release();
+        recvChunks[i] = null;
+        recvViews[i] = null;
+      }
+    }
+    if (headerChunks != null) {
+      for (int c = 0; c < headerChunks.length; c++) {
+        if (headerChunks[c] != null) {
+          headerChunks[c].release();
+          headerChunks[c] = null;
+        }
+      }
+      headerChunks = null;
+      headerViews = null;
+    }
+    if (ringReserved > 0) {
+      transport.releaseRing(ringReserved);
+      ringReserved = 0;
+    }
+  }
+
   /** Destroys the QP and id, then releases every buffer still held. */
   void finish() {
     if (state == CLOSED) {
@@ -1232,8 +1316,9 @@ final class VerbsConnection implements Connection {
     }
     state = CLOSED;
     TransportException closed = closeCauseOrDefault();
+    boolean qpGone = true;
     if (cmId != 0) {
-      transport.destroyId(cmId);
+      qpGone = transport.destroyId(cmId);
       transport.forget(this);
       cmId = 0;
     }
@@ -1271,13 +1356,12 @@ final class VerbsConnection implements Connection {
       b.release();
     }
     exposedResponses.clear();
-    if (ringHandle != 0) {
-      try {
-        VerbsNatives.deregMr(transport.ctx(), ringHandle);
-      } catch (NativeIoException e) {
-        transport.logTeardownProblem(e);
-      }
-      ringHandle = 0;
+    if (qpGone) {
+      releaseRing();
+    } else {
+      // The HCA may still write into posted receives: leak the chunks rather than reuse them.
+      transport.releaseRing(ringReserved);
+      ringReserved = 0;
     }
     if (cqReserved) {
       transport.releaseCq(recvDepth + sendDepth);

@@ -61,6 +61,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Memory: the {@link BufferPool} registers each slab once ({@code ibv_reg_mr},
  * LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE); addresses and keys of a buffer come from its slab.
+ * It is the only registered memory: each connection's receive ring (header slots and one
+ * {@link #EAGER_SIZE} payload per receive) is made of pool chunks too, so
+ * {@code hadoop.hpc.transport.buffer.pool.max} bounds everything pinned. Rings together may take
+ * at most a quarter of the pool ({@link #reserveRing}): a new connection gets the configured
+ * receive depth, a smaller one when the rings' share is nearly used up, and fails naming the key
+ * when not even {@value #MIN_RECV_DEPTH} receives fit; the rest of the pool stays for messages.
  * {@link #expose} therefore hands out the slab's rkey (low half of the region key; the high
  * half is an exposure id). An RC queue pair does not survive a remote access error, so
  * {@link #unexpose} cannot revoke in hardware without killing connections; it tells every
@@ -73,8 +79,11 @@ import org.slf4j.LoggerFactory;
 public final class VerbsTransport implements Transport {
   private static final Logger LOG = LoggerFactory.getLogger(VerbsTransport.class);
 
-  /** Largest payload sent inline with its header; larger ones go by rendezvous. */
-  static final int EAGER_SIZE = 8192;
+  /**
+   * Largest payload sent inline with its header; larger ones go by rendezvous. Receive slots are
+   * pool chunks of this size, hence {@link TransportConf#MIN_MAX_MESSAGE_SIZE}.
+   */
+  static final int EAGER_SIZE = TransportConf.MIN_MAX_MESSAGE_SIZE;
   /** Teardown waits this long for flush completions before destroying a QP regardless. */
   static final long CLOSE_GRACE_MS = 2000;
   private static final int LOOP_TICK_MS = 20;
@@ -83,6 +92,8 @@ public final class VerbsTransport implements Transport {
   private static final int CM_BATCH = 16;
   private static final int LISTEN_BACKLOG = 128;
   private static final int MAX_RECV_DEPTH = 32;
+  /** The fewest receives a connection works with: one message in flight plus a credit. */
+  static final int MIN_RECV_DEPTH = 2;
   /** Connections per transport: bits of a connection id that index {@link #connections}. */
   private static final int CONN_INDEX_BITS = 14;
   static final int MAX_CONNECTIONS = 1 << CONN_INDEX_BITS;
@@ -110,7 +121,10 @@ public final class VerbsTransport implements Transport {
   private volatile boolean terminated;
   private final Thread loop;
   private final int recvDepth;
-  private final int sendDepth;
+  /** Ring bytes connections may hold together: a quarter of the pool. */
+  private final long ringBudget;
+  /** Ring bytes connections hold now; written by the loop only. */
+  private volatile long ringBytesInUse;
 
   // ---- loop-owned ----
   private final Map<Long, VerbsConnection> byCmId = new HashMap<>();
@@ -137,9 +151,7 @@ public final class VerbsTransport implements Transport {
     this.devicePort = devicePort;
     this.ctx = ctx;
     this.recvDepth = Math.max(4, Math.min(conf.maxInflight(), MAX_RECV_DEPTH));
-    // Requests and one-sided ops (max.inflight), answers and acks to the peer's operations
-    // (its window, at most recvDepth), rendezvous reads, and credit messages.
-    this.sendDepth = 2 * conf.maxInflight() + 2 * recvDepth + 8;
+    this.ringBudget = conf.bufferPoolMax() / 4;
     this.wcRecords = ByteBuffer.allocateDirect(WC_BATCH * VerbsNatives.WC_SIZE)
         .order(ByteOrder.nativeOrder());
     this.cmRecords = ByteBuffer.allocateDirect(CM_BATCH * VerbsNatives.CM_SIZE)
@@ -161,6 +173,7 @@ public final class VerbsTransport implements Transport {
       throws IOException {
     Objects.requireNonNull(conf, "conf");
     Objects.requireNonNull(device, "device");
+    checkPoolHoldsARing(conf);
     HpcNative.ensureAvailable();
     long ctx = VerbsNatives.open(device.name(), CQ_INITIAL);
     VerbsTransport t;
@@ -215,23 +228,98 @@ public final class VerbsTransport implements Transport {
 
   @Override
   public RegisteredMemory registeredMemory() {
-    return new RegisteredMemory(pool.reservedBytes(), pool.usedBytes(), 0, pool.maxBytes());
+    return new RegisteredMemory(pool.reservedBytes(), pool.usedBytes(), ringBytesInUse,
+        pool.maxBytes());
   }
 
   TransportConf conf() {
     return conf;
   }
 
+  /** The event thread, e.g. for a benchmark measuring its allocation. */
+  public Thread[] eventThreads() {
+    return new Thread[] {loop};
+  }
+
   long ctx() {
     return ctx;
   }
 
+  /** The receive depth connections get while the rings' budget allows. */
   int recvDepth() {
     return recvDepth;
   }
 
-  int sendDepth() {
-    return sendDepth;
+  /**
+   * Send queue depth of a connection: requests and one-sided ops (max.inflight), answers and
+   * acks to the peer's operations (its window, at most our receive depth), rendezvous reads,
+   * and credit messages.
+   */
+  static int sendDepth(int maxInflight, int recvDepth) {
+    return 2 * maxInflight + 2 * recvDepth + 8;
+  }
+
+  /** Pool chunks holding a connection's header slots (receive, then send). */
+  static int headerChunks(int maxInflight, int recvDepth) {
+    int headers = recvDepth + sendDepth(maxInflight, recvDepth);
+    return (headers + VerbsConnection.HEADERS_PER_CHUNK - 1) / VerbsConnection.HEADERS_PER_CHUNK;
+  }
+
+  /** Pool bytes of a connection's receive ring: header chunks and a payload per receive. */
+  static long ringBytes(int maxInflight, int recvDepth) {
+    return (long) (headerChunks(maxInflight, recvDepth) + recvDepth) * EAGER_SIZE;
+  }
+
+  /**
+   * Fails unless the rings' quarter of the pool holds at least one ring of
+   * {@value #MIN_RECV_DEPTH} receives: a configuration error, named, not a fallback to tcp.
+   */
+  static void checkPoolHoldsARing(TransportConf conf) {
+    long smallest = ringBytes(conf.maxInflight(), MIN_RECV_DEPTH);
+    if (conf.bufferPoolMax() / 4 < smallest) {
+      throw new IllegalArgumentException("hadoop.hpc.transport.buffer.pool.max="
+          + conf.bufferPoolMax() + " is too small for verbs: receive rings may use a quarter of"
+          + " it, less than the smallest ring (" + smallest + " bytes); raise it to at least "
+          + 4 * smallest);
+    }
+  }
+
+  /** The ring of a connection of a fresh transport configured by {@code conf} (tests). */
+  static long ringBytes(TransportConf conf) {
+    int wanted = Math.max(4, Math.min(conf.maxInflight(), MAX_RECV_DEPTH));
+    long budget = conf.bufferPoolMax() / 4;
+    for (int d = wanted; d >= MIN_RECV_DEPTH; d--) {
+      if (ringBytes(conf.maxInflight(), d) <= budget) {
+        return ringBytes(conf.maxInflight(), d);
+      }
+    }
+    return 0;
+  }
+
+  /**
+   * Loop: reserves the ring of a new connection within the rings' budget and returns its
+   * receive depth: the configured one, or the largest that still fits.
+   *
+   * @throws TransportException naming {@code hadoop.hpc.transport.buffer.pool.max} when not
+   *         even a ring of {@value #MIN_RECV_DEPTH} receives fits
+   */
+  int reserveRing(InetSocketAddress peer) throws TransportException {
+    for (int d = recvDepth; d >= MIN_RECV_DEPTH; d--) {
+      long bytes = ringBytes(conf.maxInflight(), d);
+      if (ringBytesInUse + bytes <= ringBudget) {
+        ringBytesInUse += bytes;
+        return d;
+      }
+    }
+    throw new TransportException("verbs connection to " + peer + ": receive rings already hold "
+        + ringBytesInUse + " of the " + ringBudget + " bytes they may use (a quarter of"
+        + " hadoop.hpc.transport.buffer.pool.max=" + conf.bufferPoolMax() + "); raise it or use"
+        + " fewer connections");
+  }
+
+  /** Loop: a connection's ring went back to the pool. */
+  void releaseRing(long bytes) {
+    ringBytesInUse -= bytes;
   }
 
   int stepTimeoutMs() {
@@ -718,11 +806,14 @@ public final class VerbsTransport implements Transport {
     cqCommitted -= entries;
   }
 
-  void destroyId(long id) {
+  /** Destroys an id (and its QP); false, logged, when that failed. */
+  boolean destroyId(long id) {
     try {
       VerbsNatives.destroyId(ctx, id);
+      return true;
     } catch (NativeIoException e) {
       logTeardownProblem(e);
+      return false;
     }
   }
 

@@ -3,25 +3,41 @@
  */
 package org.hadoophpc.net.verbs;
 
+import static org.hadoophpc.net.TransportConfigKeys.BUFFER_POOL_MAX_KEY;
+import static org.hadoophpc.net.TransportConfigKeys.BUFFER_SLAB_SIZE_KEY;
+import static org.hadoophpc.net.TransportConfigKeys.MAX_INFLIGHT_KEY;
+import static org.hadoophpc.net.TransportConfigKeys.MAX_MESSAGE_SIZE_KEY;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
 import org.hadoophpc.nativeio.HpcNative;
 import org.hadoophpc.nativeio.RdmaDevice;
 import org.hadoophpc.nativeio.RdmaDevices;
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.RegisteredMemory;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportConformanceTest;
+import org.hadoophpc.net.TransportException;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /**
- * The conformance suite on a real RDMA device: {@code -Dhadoop.hpc.test.verbs.device} (default:
+ * The conformance suite on a real RDMA device, plus what only verbs has (receive rings within
+ * the pool's bound): {@code -Dhadoop.hpc.test.verbs.device} (default:
  * the first with an active port), servers bound to the IPv4 address of its netdev. Skips without
  * a device, unless {@code -Dhadoop.hpc.test.require.verbs=true} (the Soft-RoCE lane,
  * dev-support/bin/test-rdma) makes that a failure.
@@ -73,5 +89,51 @@ class VerbsTransportTest extends TransportConformanceTest {
   @Override
   protected InetSocketAddress bindAddress() {
     return new InetSocketAddress(address, 0);
+  }
+
+  @Override
+  protected long ringBytes(Configuration conf) {
+    return VerbsTransport.ringBytes(TransportConf.from(conf));
+  }
+
+  @Test
+  void receiveRingsShrinkThenStopAtAQuarterOfThePoolNamingTheKey() throws Exception {
+    // max.inflight=4: a ring of 4 receives is 5 chunks (40 KiB), of 2 receives 3 (24 KiB). A
+    // 256 KiB pool leaves 64 KiB to rings: one full ring, one shrunk, then no more.
+    Configuration conf = conf(MAX_INFLIGHT_KEY, "4", BUFFER_POOL_MAX_KEY, "256k",
+        BUFFER_SLAB_SIZE_KEY, "64k", MAX_MESSAGE_SIZE_KEY, "64k");
+    start(conf, (conn, request, responder) -> responder.respond(request));
+    assertEquals(40 << 10, client.registeredMemory().ringBytes());
+    Connection second = client.connect(listener.address()).get(WAIT_SECONDS, TimeUnit.SECONDS);
+    assertEquals(64 << 10, client.registeredMemory().ringBytes());
+    Buffer request = filled(client.bufferPool(), 5000, 1);
+    long sum = crc(request.nio());
+    Buffer response = second.request(request).get(WAIT_SECONDS, TimeUnit.SECONDS);
+    assertEquals(sum, crc(response.nio()), "the connection with the smaller ring works");
+    response.release();
+    ExecutionException e = assertThrows(ExecutionException.class,
+        () -> client.connect(listener.address()).get(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertInstanceOf(TransportException.class, e.getCause());
+    assertTrue(e.getCause().getMessage().contains(BUFFER_POOL_MAX_KEY), e.getCause().toString());
+    RegisteredMemory m = client.registeredMemory();
+    assertEquals(64 << 10, m.ringBytes(), "the refused connection holds no ring");
+    assertTrue(m.reservedBytes() <= m.maxBytes(), m.toString());
+    connection.close();
+    waitFor(() -> client.registeredMemory().ringBytes() == 24 << 10
+        && server.registeredMemory().ringBytes() == 24 << 10, "the first ring went back");
+    Connection third = client.connect(listener.address()).get(WAIT_SECONDS, TimeUnit.SECONDS);
+    assertEquals(64 << 10, client.registeredMemory().ringBytes(), "a full ring fits again");
+    third.close();
+    second.close();
+  }
+
+  @Test
+  void aPoolWhoseQuarterCannotHoldARingIsAConfigurationErrorNamingTheKey() {
+    Configuration conf = new Configuration(false);
+    conf.set(BUFFER_POOL_MAX_KEY, "64k");
+    conf.set(MAX_MESSAGE_SIZE_KEY, "64k");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> VerbsTransport.open(TransportConf.from(conf), device, 1));
+    assertTrue(e.getMessage().contains(BUFFER_POOL_MAX_KEY + "=65536"), e.getMessage());
   }
 }

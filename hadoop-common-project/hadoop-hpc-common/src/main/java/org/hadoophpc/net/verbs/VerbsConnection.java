@@ -8,10 +8,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -58,10 +56,8 @@ import org.slf4j.LoggerFactory;
  * <p>Garbage per message: a request's {@link VerbsOp} is pooled and is also the message that
  * carries it; answers use reusable {@link VerbsAnswer} slots; the loop's own messages (responses,
  * credits, rendezvous reads and acknowledgements) come from a loop-owned pool; operations in
- * flight sit in an array indexed by request id. What is still allocated: one {@link VerbsOp}
- * per one-sided read or write, and for rendezvous messages (above
- * {@link VerbsTransport#EAGER_SIZE}) the map entry that keeps the exposed payload until the
- * peer's RNDV_DONE.
+ * flight sit in an array indexed by request id; exposed rendezvous payloads in an
+ * {@link IntMap}. What is still allocated: one {@link VerbsOp} per one-sided read or write.
  */
 final class VerbsConnection implements Connection {
   static final int CONNECTING = 0;
@@ -160,8 +156,9 @@ final class VerbsConnection implements Connection {
   private final int[] freeActive;
   private int freeActiveCount;
   private int requestSequence;
-  private final Map<Integer, Buffer> exposedRequests = new HashMap<>();
-  private final Map<Integer, Buffer> exposedResponses = new HashMap<>();
+  /** Rendezvous payloads exposed until the peer's RNDV_DONE, by request id. */
+  private final IntMap<Buffer> exposedRequests = new IntMap<>();
+  private final IntMap<Buffer> exposedResponses = new IntMap<>();
   /**
    * Keys of the peer's regions it unexposed. RC cannot survive a remote access error, so
    * revocation is enforced here, before posting; grows with the peer's unexposes over the life
@@ -680,7 +677,7 @@ final class VerbsConnection implements Connection {
    * whose payload stays exposed in {@code held} until the peer's RNDV_DONE.
    */
   private void prepare(VerbsOp op, byte eager, byte rendezvous, Buffer payload,
-      Map<Integer, Buffer> held) {
+      IntMap<Buffer> held) {
     op.flags = 0;
     if (payload.readableBytes() <= VerbsTransport.EAGER_SIZE) {
       op.type = eager;
@@ -1348,14 +1345,8 @@ final class VerbsConnection implements Connection {
     }
     heldSlots.clear();
     postedWrs = 0;
-    for (Buffer b : exposedRequests.values()) {
-      b.release();
-    }
-    exposedRequests.clear();
-    for (Buffer b : exposedResponses.values()) {
-      b.release();
-    }
-    exposedResponses.clear();
+    exposedRequests.clear(Buffer::release);
+    exposedResponses.clear(Buffer::release);
     if (qpGone) {
       releaseRing();
     } else {

@@ -58,7 +58,7 @@ public final class TransportConfigKeys {
    * Upper bound of registered (pinned, for verbs) buffer memory per transport: every buffer,
    * and for verbs the connections' receive rings too (together at most a quarter of it; about
    * 264 KiB per connection at the default max.inflight). Verbs needs room for at least a ring
-   * of 2 receives in that quarter.
+   * of 4 receives (about 40 KiB) in that quarter.
    */
   public static final String BUFFER_POOL_MAX_KEY = "hadoop.hpc.transport.buffer.pool.max";
   public static final String BUFFER_POOL_MAX_DEFAULT = "256m";

@@ -807,10 +807,19 @@ final class VerbsConnection implements Connection {
         return;
       }
     }
-    if (creditsToReturn >= Math.max(1, recvDepth / 2) && sendCredits >= 1 && freeSendTop > 0
+    if (creditsToReturn >= creditThreshold() && sendCredits >= 1 && freeSendTop > 0
         && (messageBacklog.isEmpty() || sendCredits < 2)) {
       postMessage(creditMessage);
     }
+  }
+
+  /**
+   * Credits owed before a CREDIT message of their own goes out: half the window, and never 1,
+   * or CREDIT messages would answer each other without end (see
+   * {@link VerbsTransport#MIN_RECV_DEPTH}).
+   */
+  int creditThreshold() {
+    return Math.max(2, recvDepth / 2);
   }
 
   private long wrId(int slot, boolean recv) {

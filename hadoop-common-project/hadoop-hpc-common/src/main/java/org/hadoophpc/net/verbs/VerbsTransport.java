@@ -92,8 +92,15 @@ public final class VerbsTransport implements Transport {
   private static final int CM_BATCH = 16;
   private static final int LISTEN_BACKLOG = 128;
   private static final int MAX_RECV_DEPTH = 32;
-  /** The fewest receives a connection works with: one message in flight plus a credit. */
-  static final int MIN_RECV_DEPTH = 2;
+  /**
+   * The fewest receives a connection gets. Credits come back on the peer's messages, or in a
+   * CREDIT message once half the window ({@link VerbsConnection#creditThreshold}, at least 2) is
+   * owed; a CREDIT takes a receive and so is owed back itself. With fewer than 4 receives half
+   * the window is 1: every CREDIT would answer a CREDIT, two idle peers would bounce them
+   * forever, and a side holding one credit would keep spending it on a CREDIT instead of its
+   * data (seen as a request that never left, with 2 receives).
+   */
+  static final int MIN_RECV_DEPTH = 4;
   /** Connections per transport: bits of a connection id that index {@link #connections}. */
   private static final int CONN_INDEX_BITS = 14;
   static final int MAX_CONNECTIONS = 1 << CONN_INDEX_BITS;

@@ -98,31 +98,35 @@ class VerbsTransportTest extends TransportConformanceTest {
 
   @Test
   void receiveRingsShrinkThenStopAtAQuarterOfThePoolNamingTheKey() throws Exception {
-    // max.inflight=4: a ring of 4 receives is 5 chunks (40 KiB), of 2 receives 3 (24 KiB). A
-    // 256 KiB pool leaves 64 KiB to rings: one full ring, one shrunk, then no more.
-    Configuration conf = conf(MAX_INFLIGHT_KEY, "4", BUFFER_POOL_MAX_KEY, "256k",
+    // max.inflight=8: a ring of 8 receives is 9 chunks of 8 KiB (72 KiB), of 6 receives 7
+    // (56 KiB). A 512 KiB pool leaves 128 KiB to rings: one full ring, one shrunk to fill the
+    // quarter, then no more.
+    Configuration conf = conf(MAX_INFLIGHT_KEY, "8", BUFFER_POOL_MAX_KEY, "512k",
         BUFFER_SLAB_SIZE_KEY, "64k", MAX_MESSAGE_SIZE_KEY, "64k");
     start(conf, (conn, request, responder) -> responder.respond(request));
-    assertEquals(40 << 10, client.registeredMemory().ringBytes());
+    assertEquals(72 << 10, client.registeredMemory().ringBytes());
     Connection second = client.connect(listener.address()).get(WAIT_SECONDS, TimeUnit.SECONDS);
-    assertEquals(64 << 10, client.registeredMemory().ringBytes());
-    Buffer request = filled(client.bufferPool(), 5000, 1);
-    long sum = crc(request.nio());
-    Buffer response = second.request(request).get(WAIT_SECONDS, TimeUnit.SECONDS);
-    assertEquals(sum, crc(response.nio()), "the connection with the smaller ring works");
-    response.release();
+    assertEquals(128 << 10, client.registeredMemory().ringBytes());
+    for (int i = 0; i < 20; i++) {
+      // More requests than the smaller window: credits keep coming back.
+      Buffer request = filled(client.bufferPool(), 5000, i);
+      long sum = crc(request.nio());
+      Buffer response = second.request(request).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      assertEquals(sum, crc(response.nio()), "the connection with the smaller ring works");
+      response.release();
+    }
     ExecutionException e = assertThrows(ExecutionException.class,
         () -> client.connect(listener.address()).get(WAIT_SECONDS, TimeUnit.SECONDS));
     assertInstanceOf(TransportException.class, e.getCause());
     assertTrue(e.getCause().getMessage().contains(BUFFER_POOL_MAX_KEY), e.getCause().toString());
     RegisteredMemory m = client.registeredMemory();
-    assertEquals(64 << 10, m.ringBytes(), "the refused connection holds no ring");
+    assertEquals(128 << 10, m.ringBytes(), "the refused connection holds no ring");
     assertTrue(m.reservedBytes() <= m.maxBytes(), m.toString());
     connection.close();
-    waitFor(() -> client.registeredMemory().ringBytes() == 24 << 10
-        && server.registeredMemory().ringBytes() == 24 << 10, "the first ring went back");
+    waitFor(() -> client.registeredMemory().ringBytes() == 56 << 10
+        && server.registeredMemory().ringBytes() == 56 << 10, "the first ring went back");
     Connection third = client.connect(listener.address()).get(WAIT_SECONDS, TimeUnit.SECONDS);
-    assertEquals(64 << 10, client.registeredMemory().ringBytes(), "a full ring fits again");
+    assertEquals(128 << 10, client.registeredMemory().ringBytes(), "a full ring fits again");
     third.close();
     second.close();
   }

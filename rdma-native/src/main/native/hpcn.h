@@ -23,7 +23,7 @@ extern "C" {
  * Bumped whenever a record shared with Java (see hpcn_abi_layout) or a native method signature
  * changes. Java refuses to use a library whose ABI version differs from its own constant.
  */
-#define HPCN_ABI_VERSION 2
+#define HPCN_ABI_VERSION 3
 
 #ifndef HPCN_VERSION
 #define HPCN_VERSION "0.1.0"
@@ -346,7 +346,7 @@ void hpcn_errno_describe(int err, size_t out_len, char *out);
  */
 int hpcn_port_format(const hpcn_port_t *port, size_t out_len, char *record);
 
-/* ---- liblustreapi probe ---------------------------------------------------------------- */
+/* ---- liblustreapi probe and layout calls ---------------------------------------------- */
 
 typedef enum hpcn_lustre_status {
     HPCN_LUSTRE_AVAILABLE = 0, /* opened and every symbol resolved */
@@ -354,7 +354,7 @@ typedef enum hpcn_lustre_status {
     HPCN_LUSTRE_INCOMPLETE     /* opened, but at least one symbol is missing */
 } hpcn_lustre_status_t;
 
-#define HPCN_LUSTRE_SYMBOL_COUNT 5
+#define HPCN_LUSTRE_SYMBOL_COUNT 9
 #define HPCN_LUSTRE_DETAIL_MAX 512
 
 typedef struct hpcn_lustre_probe {
@@ -377,8 +377,35 @@ const char *hpcn_lustre_symbol_name(unsigned index);
 /* 1 if a complete liblustreapi is held in the process-wide slot, 0 otherwise. */
 int hpcn_lustre_is_loaded(void);
 
-/* Closes the process-wide liblustreapi handle, if any (JNI_OnUnload, tests). */
+/*
+ * Closes the process-wide liblustreapi handle, if any (JNI_OnUnload, tests). Must not run
+ * while another thread is inside hpcn_lustre_layout_get or hpcn_lustre_file_create.
+ */
 void hpcn_lustre_unload(void);
+
+/*
+ * The layout of path (its first component, for composite/PFL files): stripe size and count,
+ * and the OST index of the first min(stripe count, capacity) stripes in osts. A stripe size or
+ * count liblustreapi reports as a sentinel (LLAPI_LAYOUT_DEFAULT, _WIDE, ...: anything at or
+ * above 2^60) comes back as 0, "unknown". *osts_known is how many leading stripes have an OST
+ * (0 for a directory or a file whose objects are not allocated yet).
+ * Returns 0, -ENOSYS when no complete liblustreapi is loaded (hpcn_lustre_probe first),
+ * -EINVAL for bad arguments, or the errno liblustreapi left (ENOTTY/ENODATA: not on Lustre,
+ * ENOENT: no such path, ...). Outputs are written only on success.
+ */
+int hpcn_lustre_layout_get(const char *path, uint64_t *osts, uint32_t capacity,
+                           uint64_t *stripe_size_out, uint64_t *stripe_count_out,
+                           uint32_t *osts_known_out);
+
+/*
+ * Creates path (which must not exist) with the given stripe size and count through
+ * llapi_layout_file_create; 0 for either keeps the directory's default. The file is closed
+ * again: writers reopen it, and the layout stays with the inode. Returns 0, -ENOSYS (no
+ * liblustreapi), -EINVAL, or the errno liblustreapi left (EEXIST, EINVAL for a stripe size
+ * that is not a multiple of 64 KiB, ENOTTY: the directory is not on Lustre, ...).
+ */
+int hpcn_lustre_file_create(const char *path, uint64_t stripe_size, uint64_t stripe_count,
+                            int mode);
 
 #ifdef __cplusplus
 }

@@ -15,12 +15,15 @@
  *   probeLustre(library): one String, 3 tab-separated fields:
  *     status ("AVAILABLE" | "NOT_FOUND" | "INCOMPLETE"), comma-separated missing symbols,
  *     dlerror() text (may be empty; last field, so it may hold anything but a NUL).
+ *   lustreLayout(path): long[] { stripe size, stripe count, OST of stripe 0, 1, ... } with as
+ *     many OSTs as hpcn_lustre_layout_get knew (see hpcn.h; 0 size/count: unknown).
  */
 #include "hpcn.h"
 #include "hpcn_jni.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jni.h>
@@ -28,6 +31,7 @@
 #define NATIVE_METHODS_CLASS "org/hadoophpc/nativeio/NativeMethods"
 #define EXCEPTION_CLASS "org/hadoophpc/nativeio/NativeIoException"
 #define RECORD_MAX 1024
+#define LUSTRE_STRIPES_MAX 2000 /* Lustre's LOV_MAX_STRIPE_COUNT */
 
 static struct {
     jclass string_class;
@@ -192,12 +196,71 @@ static jstring JNICALL native_probe_lustre(JNIEnv *env, jclass cls, jstring libr
     return (*env)->NewStringUTF(env, record);
 }
 
+static jlongArray JNICALL native_lustre_layout(JNIEnv *env, jclass cls, jstring jpath)
+{
+    uint64_t *values; /* size, count, then the OSTs */
+    uint32_t known;
+    jlongArray array = NULL;
+    const char *path;
+    int rc;
+
+    (void)cls;
+    if (jpath == NULL) {
+        hpcn_jni_throw(env, "llapi_layout_get_by_path", EINVAL);
+        return NULL;
+    }
+    values = calloc(2 + LUSTRE_STRIPES_MAX, sizeof(*values));
+    if (values == NULL) {
+        hpcn_jni_throw(env, "llapi_layout_get_by_path", ENOMEM);
+        return NULL;
+    }
+    path = (*env)->GetStringUTFChars(env, jpath, NULL);
+    if (path == NULL)
+        goto free_values;
+    rc = hpcn_lustre_layout_get(path, values + 2, LUSTRE_STRIPES_MAX, &values[0], &values[1],
+                                &known);
+    (*env)->ReleaseStringUTFChars(env, jpath, path);
+    if (rc < 0) {
+        hpcn_jni_throw(env, "llapi_layout_get_by_path", -rc);
+        goto free_values;
+    }
+    array = (*env)->NewLongArray(env, (jsize)(2 + known));
+    if (array != NULL)
+        (*env)->SetLongArrayRegion(env, array, 0, (jsize)(2 + known), (const jlong *)values);
+
+free_values:
+    free(values);
+    return array;
+}
+
+static void JNICALL native_lustre_create(JNIEnv *env, jclass cls, jstring jpath,
+                                         jlong stripe_size, jlong stripe_count, jint mode)
+{
+    const char *path;
+    int rc;
+
+    (void)cls;
+    if (jpath == NULL || stripe_size < 0 || stripe_count < 0) {
+        hpcn_jni_throw(env, "llapi_layout_file_create", EINVAL);
+        return;
+    }
+    path = (*env)->GetStringUTFChars(env, jpath, NULL);
+    if (path == NULL)
+        return;
+    rc = hpcn_lustre_file_create(path, (uint64_t)stripe_size, (uint64_t)stripe_count, mode);
+    (*env)->ReleaseStringUTFChars(env, jpath, path);
+    if (rc < 0)
+        hpcn_jni_throw(env, "llapi_layout_file_create", -rc);
+}
+
 static const JNINativeMethod native_methods[] = {
     { "abiVersion", "()I", (void *)native_abi_version },
     { "version", "()Ljava/lang/String;", (void *)native_version },
     { "abiLayout", "()[I", (void *)native_abi_layout },
     { "probeDevices", "()[Ljava/lang/String;", (void *)native_probe_devices },
     { "probeLustre", "(Ljava/lang/String;)Ljava/lang/String;", (void *)native_probe_lustre },
+    { "lustreLayout", "(Ljava/lang/String;)[J", (void *)native_lustre_layout },
+    { "lustreCreate", "(Ljava/lang/String;JJI)V", (void *)native_lustre_create },
 };
 
 static jclass global_class(JNIEnv *env, const char *name)

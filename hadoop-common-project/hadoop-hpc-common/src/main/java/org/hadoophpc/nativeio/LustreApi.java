@@ -45,6 +45,16 @@ public final class LustreApi {
     return probe(candidates(System.getProperty(LIBRARY_PROPERTY), System.getenv(LIBRARY_ENV)));
   }
 
+  /**
+   * Probes {@code configured} (a comma-separated list, e.g. a configuration value) when it is
+   * set, else what {@link #probe()} would.
+   */
+  public static LustreApi probe(String configured) {
+    String first = configured != null && !configured.isBlank() ? configured
+        : System.getProperty(LIBRARY_PROPERTY);
+    return probe(candidates(first, System.getenv(LIBRARY_ENV)));
+  }
+
   /** Probes {@code candidates} in order; the first complete library wins. */
   static LustreApi probe(List<String> candidates) {
     if (!HpcNative.isAvailable()) {
@@ -98,6 +108,46 @@ public final class LustreApi {
       }
     }
     return DEFAULT_CANDIDATES;
+  }
+
+  /**
+   * The layout of {@code path}. Throws {@link NativeIoException} with liblustreapi's errno:
+   * {@code ENOTTY} or {@code ENODATA} when the path is not on Lustre ({@link #notOnLustre}),
+   * {@code ENOENT} when it does not exist.
+   *
+   * @throws IllegalStateException when this probe found no usable library
+   */
+  public LustreLayout layout(String path) throws NativeIoException {
+    requireAvailable();
+    return LustreLayout.fromNative(NativeMethods.lustreLayout(path));
+  }
+
+  /**
+   * Creates {@code path}, which must not exist, with {@code stripeSize} bytes per stripe (a
+   * multiple of 64 KiB) over {@code stripeCount} OSTs; 0 for either keeps the directory's
+   * default. The file is left empty and closed; its layout stays when it is reopened.
+   *
+   * @throws IllegalStateException when this probe found no usable library
+   */
+  public void create(String path, long stripeSize, int stripeCount, int mode)
+      throws NativeIoException {
+    requireAvailable();
+    NativeMethods.lustreCreate(path, stripeSize, stripeCount, mode);
+  }
+
+  /** True when {@code e} says the path is not on a Lustre file system. */
+  public static boolean notOnLustre(NativeIoException e) {
+    return e.errno() == ENOTTY || e.errno() == ENODATA || e.errno() == EOPNOTSUPP;
+  }
+
+  private static final int ENOTTY = 25;
+  private static final int ENODATA = 61;
+  private static final int EOPNOTSUPP = 95;
+
+  private void requireAvailable() {
+    if (!available) {
+      throw new IllegalStateException(reason);
+    }
   }
 
   /** True when a liblustreapi with every needed symbol is loaded. */

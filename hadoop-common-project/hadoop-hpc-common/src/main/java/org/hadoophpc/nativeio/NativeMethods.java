@@ -34,4 +34,19 @@ final class NativeMethods {
    * {@code status \t missing,symbols \t dlerror text}, parsed by {@link LustreApi}.
    */
   static native String probeLustre(String library) throws NativeIoException;
+
+  /**
+   * The layout of {@code path} through the loaded liblustreapi: {@code {stripe size, stripe
+   * count, OST of stripe 0, 1, ...}} (0 size or count: unknown; fewer OSTs than stripes when
+   * not all are known). errno {@code ENOSYS}: no liblustreapi loaded; {@code ENOTTY} or
+   * {@code ENODATA}: not on Lustre.
+   */
+  static native long[] lustreLayout(String path) throws NativeIoException;
+
+  /**
+   * Creates {@code path} (which must not exist) with the given stripe size and count (0 each:
+   * the directory's default) through {@code llapi_layout_file_create}, and closes it.
+   */
+  static native void lustreCreate(String path, long stripeSize, long stripeCount, int mode)
+      throws NativeIoException;
 }

@@ -6,12 +6,20 @@ package org.hadoophpc.yarn.shuffle;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 
 import org.apache.hadoop.conf.Configuration;
@@ -19,20 +27,30 @@ import org.apache.hadoop.examples.RandomWriter;
 import org.apache.hadoop.examples.Sort;
 import org.apache.hadoop.examples.terasort.TeraGen;
 import org.apache.hadoop.examples.terasort.TeraSort;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.IntWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Counters;
+import org.apache.hadoop.mapreduce.InputSplit;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.JobCounter;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.TaskCompletionEvent;
 import org.apache.hadoop.mapreduce.TaskCounter;
+import org.apache.hadoop.mapreduce.lib.input.FileSplit;
+import org.apache.hadoop.mapreduce.lib.input.TextInputFormat;
 import org.apache.hadoop.util.ToolRunner;
+import org.hadoophpc.fs.lustre.LustreConfigKeys;
+import org.hadoophpc.fs.lustre.LustreFileSystem;
 import org.hadoophpc.mapreduce.lustre.LustreMapOutputCollector;
 import org.hadoophpc.mapreduce.shuffle.HpcShuffleCounter;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
+import org.hadoophpc.nativeio.HpcNative;
+import org.hadoophpc.nativeio.LustreApi;
+import org.hadoophpc.nativeio.LustreLayout;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -206,6 +224,116 @@ class LustreModeIT {
     assertEquals(cluster.digest(stockOut), cluster.digest(out),
         "a failed attempt's published output reached a reducer");
     awaitNothingPublished();
+  }
+
+  /**
+   * The Lustre binding in a real job: input laid out over 4 OSTs (the liblustreapi test double,
+   * through the real JNI path), OSTs 0-1 mapped to this host and 2-3 to a host that is not in
+   * the cluster. Each split must name the host of its stripe's OST, exactly the splits on this
+   * host's OSTs must run data-local, the output must be right, and the files the reducers
+   * write on the mount must carry the configured layout.
+   */
+  @Test
+  void splitsFollowTheStripeLayoutAndMapsRunNextToTheirOsts() throws Exception {
+    String library = new File(System.getProperty("hadoop.hpc.native.test.lib.dir", ""),
+        "liblustreapi_double.so").getAbsolutePath();
+    assumeTrue(HpcNative.isAvailable() && new File(library).isFile(),
+        "libhpcnative or the liblustreapi test double was not built (-Dnative.skip=true?)");
+    File marker = new File(mount, ".lustre-double");
+    Files.writeString(marker.toPath(), "osts=4 stripe_size=1048576 stripe_count=1\n");
+    try {
+      long stripe = 256 * 1024;
+      Configuration c = noLocalDisks();
+      c.set("fs.file.impl", LustreFileSystem.class.getName());
+      c.setBoolean("fs.file.impl.disable.cache", true);
+      c.set(LustreConfigKeys.MOUNT_KEY, mount.getPath());
+      c.set(LustreConfigKeys.LIBRARY_KEY, library);
+      c.setLong(LustreConfigKeys.STRIPE_SIZE_KEY, stripe);
+      c.setInt(LustreConfigKeys.STRIPE_COUNT_KEY, 4);
+      c.set(LustreConfigKeys.OST_HOSTS_KEY, "0-1=localhost,2-3=" + FAR_HOST);
+      c.setLong("fs.local.block.size", stripe);
+      String nativeLib = "-D" + HpcNative.LIBRARY_PROPERTY + "="
+          + System.getProperty(HpcNative.LIBRARY_PROPERTY);
+      c.set(MRJobConfig.MAP_JAVA_OPTS, c.get(MRJobConfig.MAP_JAVA_OPTS) + " " + nativeLib);
+      c.set(MRJobConfig.REDUCE_JAVA_OPTS, c.get(MRJobConfig.REDUCE_JAVA_OPTS) + " " + nativeLib);
+
+      Path in = onMount("striped/words");
+      FileSystem lfs = in.getFileSystem(c);
+      assertTrue(((LustreFileSystem) lfs).lustreRaw().layoutsEnabled(),
+          ((LustreFileSystem) lfs).lustreRaw().lustreState());
+      Map<String, Long> want = writeWords(lfs, in, 4 * stripe);
+      LustreLayout layout = LustreApi.probe(library).layout(new File(in.toUri()).getPath());
+      assertEquals(stripe, layout.stripeSize());
+      assertEquals(4, layout.stripeCount());
+
+      Job job = HpcMiniCluster.wordCount(c, in, onMount("striped/out"), 2, Long.MAX_VALUE);
+      List<InputSplit> splits = new TextInputFormat().getSplits(job);
+      assertEquals(4, splits.size());
+      int local = 0;
+      for (InputSplit s : splits) {
+        FileSplit split = (FileSplit) s;
+        assertEquals(0, split.getStart() % stripe, "splits are stripe-aligned: " + split);
+        long ost = layout.ost((int) (split.getStart() / stripe % 4));
+        String host = ost < 2 ? "localhost" : FAR_HOST;
+        assertEquals(List.of(host), List.of(split.getLocations()), "split " + split);
+        local += ost < 2 ? 1 : 0;
+      }
+      assertEquals(2, local, "stripes 0-3 sit on OSTs 0-3 in turn");
+
+      HpcMiniCluster.waitFor(job);
+      Counters counters = job.getCounters();
+      assertEquals(4, counters.findCounter(JobCounter.TOTAL_LAUNCHED_MAPS).getValue());
+      assertEquals(local, counters.findCounter(JobCounter.DATA_LOCAL_MAPS).getValue(),
+          "maps on this host's OSTs ran data-local, the others could not");
+      assertEquals(want, readCounts(lfs, onMount("striped/out")));
+      for (FileStatus part : lfs.listStatus(onMount("striped/out"),
+          p -> p.getName().startsWith("part-"))) {
+        LustreLayout written = LustreApi.probe(library).layout(
+            new File(part.getPath().toUri()).getPath());
+        assertEquals(stripe, written.stripeSize(), part.getPath() + " laid out by its task");
+        assertEquals(4, written.stripeCount(), part.getPath() + " laid out by its task");
+      }
+    } finally {
+      Files.delete(marker.toPath());
+    }
+  }
+
+  private static final String FAR_HOST = "ost-host-not-in-this-cluster.invalid";
+
+  /** Writes lines of words until the file holds at least {@code bytes}; returns the counts. */
+  private static Map<String, Long> writeWords(FileSystem fs, Path p, long bytes)
+      throws IOException {
+    Map<String, Long> counts = new TreeMap<>();
+    Random r = new Random(11);
+    long written = 0;
+    try (OutputStream out = fs.create(p, true)) {
+      while (written < bytes) {
+        StringBuilder line = new StringBuilder();
+        for (int w = 0, n = 1 + r.nextInt(10); w < n; w++) {
+          String word = "w" + r.nextInt(500);
+          counts.merge(word, 1L, Long::sum);
+          line.append(w == 0 ? "" : " ").append(word);
+        }
+        byte[] b = line.append('\n').toString().getBytes(StandardCharsets.UTF_8);
+        out.write(b);
+        written += b.length;
+      }
+    }
+    return counts;
+  }
+
+  private static Map<String, Long> readCounts(FileSystem fs, Path dir) throws IOException {
+    Map<String, Long> counts = new TreeMap<>();
+    for (FileStatus part : fs.listStatus(dir, p -> p.getName().startsWith("part-"))) {
+      try (BufferedReader reader = new BufferedReader(new InputStreamReader(
+          fs.open(part.getPath()), StandardCharsets.UTF_8))) {
+        for (String line; (line = reader.readLine()) != null; ) {
+          String[] f = line.split("\t");
+          assertTrue(counts.put(f[0], Long.parseLong(f[1])) == null, "duplicate " + f[0]);
+        }
+      }
+    }
+    return counts;
   }
 
   @Test

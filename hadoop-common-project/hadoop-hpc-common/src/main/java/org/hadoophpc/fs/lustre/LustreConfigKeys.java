@@ -1,0 +1,46 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.fs.lustre;
+
+/**
+ * Configuration keys of the Lustre binding ({@link LustreFileSystem}), all read once when the
+ * file system is initialized (core-site.xml).
+ */
+public final class LustreConfigKeys {
+  private LustreConfigKeys() {
+  }
+
+  /**
+   * The Lustre directory hadoop-hpc works in (the mode templates set it). Paths under it get
+   * the layout treatment; paths elsewhere behave as on {@code file://}. Unset: none.
+   */
+  public static final String MOUNT_KEY = "hadoop.hpc.lustre.mount";
+
+  /** Stripe size of files created under the mount, bytes (multiple of 64 KiB); 0: inherit. */
+  public static final String STRIPE_SIZE_KEY = "hadoop.hpc.lustre.stripe.size";
+  public static final long STRIPE_SIZE_DEFAULT = 0;
+
+  /** Stripe count of files created under the mount (at most the OST count); 0: inherit. */
+  public static final String STRIPE_COUNT_KEY = "hadoop.hpc.lustre.stripe.count";
+  public static final int STRIPE_COUNT_DEFAULT = 0;
+
+  /**
+   * Which hosts sit next to which OSTs, for split locality: comma-separated entries
+   * {@code ost=host} or {@code first-last=host}, several hosts joined by {@code ;}
+   * (e.g. {@code 0-3=oss1;oss2,4-7=oss3;oss4}). Empty: no host locality, stripe-aligned splits.
+   */
+  public static final String OST_HOSTS_KEY = "hadoop.hpc.lustre.ost.hosts";
+
+  /** A file with the same entries as {@link #OST_HOSTS_KEY}, one per line, {@code #} comments. */
+  public static final String OST_HOSTS_FILE_KEY = "hadoop.hpc.lustre.ost.hosts.file";
+
+  /**
+   * liblustreapi to load (comma-separated sonames or paths); unset: the system property or
+   * environment of {@link org.hadoophpc.nativeio.LustreApi}, then liblustreapi.so.1.
+   */
+  public static final String LIBRARY_KEY = "hadoop.hpc.lustreapi.lib";
+
+  /** Lustre's granularity for stripe sizes. */
+  public static final long STRIPE_ALIGNMENT = 64 * 1024;
+}

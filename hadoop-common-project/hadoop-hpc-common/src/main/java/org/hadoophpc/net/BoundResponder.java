@@ -3,6 +3,8 @@
  */
 package org.hadoophpc.net;
 
+import java.nio.channels.FileChannel;
+
 /**
  * A {@link RequestHandler.Responder} for one request id: the connection checks the id's
  * generation, so a second answer through this object, or one arriving after the transport
@@ -26,6 +28,11 @@ final class BoundResponder implements RequestHandler.Responder {
   @Override
   public void fail(String message) {
     connection.fail(requestId, message);
+  }
+
+  @Override
+  public boolean respondFile(FileChannel file, long position, int length) {
+    return connection.respondFile(requestId, file, position, length);
   }
 
   @Override

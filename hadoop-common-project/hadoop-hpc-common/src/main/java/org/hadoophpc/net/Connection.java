@@ -3,6 +3,8 @@
  */
 package org.hadoophpc.net;
 
+import java.nio.channels.FileChannel;
+
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 
@@ -113,6 +115,27 @@ public interface Connection extends AutoCloseable {
    * {@link #respond(long, Buffer)}.
    */
   void fail(long requestId, String message);
+
+  /**
+   * Answers {@code requestId} with {@code length} bytes of {@code file} from {@code position},
+   * sent straight from the file where the transport can (tcp: {@code sendfile}, no copy through
+   * user memory; the peer receives an ordinary response). Returns false, having done nothing,
+   * when this transport cannot: answer with {@link #respond(long, Buffer)} then. {@code file}
+   * must stay open until the answer is sent; a file shorter than promised, or one closed
+   * before, breaks the connection (the peer's operations fail). The default returns false.
+   *
+   * @throws IllegalStateException as {@link #respond(long, Buffer)}
+   * @throws IllegalArgumentException when {@code length} exceeds
+   *         {@code hadoop.hpc.transport.max.message.size}
+   */
+  default boolean respondFile(long requestId, FileChannel file, long position, int length) {
+    return false;
+  }
+
+  /** True when {@link #respondFile} sends from files itself on this connection. */
+  default boolean respondsFromFiles() {
+    return false;
+  }
 
   /** Closes the connection; pending operations fail with {@link ConnectionClosedException}. */
   @Override

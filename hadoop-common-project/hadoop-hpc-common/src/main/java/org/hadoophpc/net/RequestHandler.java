@@ -3,6 +3,8 @@
  */
 package org.hadoophpc.net;
 
+import java.nio.channels.FileChannel;
+
 /**
  * Serves requests arriving at a {@link Listener}. Runs on a transport event thread: it must not
  * block, and it may answer later, from any thread.
@@ -56,5 +58,14 @@ public interface RequestHandler {
      * @throws IllegalStateException when the request was already answered
      */
     void fail(String message);
+
+    /**
+     * Answers with {@code length} bytes of {@code file} from {@code position}, straight from the
+     * file where the transport can; false, having done nothing, where it cannot (see
+     * {@link Connection#respondFile}). The default returns false.
+     */
+    default boolean respondFile(FileChannel file, long position, int length) {
+      return false;
+    }
   }
 }

@@ -80,6 +80,11 @@ public abstract class TransportConformanceTest {
     return 0;
   }
 
+  /** True when this transport answers {@link Connection#respondFile} itself (tcp). */
+  protected boolean sendsFiles() {
+    return false;
+  }
+
   /** Configuration every test starts from; tests override single keys. */
   protected Configuration baseConf() {
     Configuration c = new Configuration(false);
@@ -235,6 +240,93 @@ public abstract class TransportConformanceTest {
 
   private Buffer exposedBuffer(int index) {
     return exposed.get(index);
+  }
+
+  // ------------------------------------------------------------------ file answers
+
+  /** A file of {@code size} pattern bytes (seed 5) in a new temporary directory. */
+  protected static java.nio.file.Path patternFile(int size) throws IOException {
+    java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("file-answers");
+    java.nio.file.Path f = dir.resolve("data");
+    byte[] bytes = new byte[size];
+    for (int i = 0; i < size; i++) {
+      bytes[i] = pattern(5, i);
+    }
+    java.nio.file.Files.write(f, bytes);
+    f.toFile().deleteOnExit();
+    dir.toFile().deleteOnExit();
+    return f;
+  }
+
+  /**
+   * Answers a request {@code (long position, int length)} with that region of {@code file}
+   * through respondFile, or, where the transport cannot, read into a buffer; counts the
+   * answers respondFile took.
+   */
+  protected RequestHandler fileAnswers(java.nio.channels.FileChannel file, AtomicInteger direct) {
+    return (conn, request, responder) -> {
+      long position = request.nio().getLong(0);
+      int length = request.nio().getInt(8);
+      request.release();
+      assertEquals(sendsFiles(), conn.respondsFromFiles());
+      if (responder.respondFile(file, position, length)) {
+        direct.incrementAndGet();
+        return;
+      }
+      Buffer b = server.bufferPool().allocate(length);
+      try {
+        ByteBuffer dst = b.nio();
+        while (dst.hasRemaining()) {
+          if (file.read(dst, position + dst.position()) < 0) {
+            throw new IOException("short file");
+          }
+        }
+        dst.flip();
+      } catch (IOException e) {
+        b.release();
+        responder.fail(e.toString());
+        return;
+      }
+      responder.respond(b);
+    };
+  }
+
+  protected Buffer fileRequest(long position, int length) {
+    Buffer request = client.bufferPool().allocate(12);
+    request.nio().putLong(0, position).putInt(8, length);
+    return request;
+  }
+
+  @Test
+  void fileAnswersCarryExactlyTheRegionAsked() throws Exception {
+    int size = 6 << 20;
+    java.nio.file.Path f = patternFile(size);
+    AtomicInteger direct = new AtomicInteger();
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f)) {
+      start(baseConf(), fileAnswers(ch, direct));
+      long[][] regions = {{0, 0}, {0, 1}, {12345, 100_000}, {1 << 20, 4 << 20},
+          {size - 7, 7}};
+      List<CompletableFuture<Buffer>> pending = new ArrayList<>();
+      for (long[] r : regions) {
+        pending.add(connection.request(fileRequest(r[0], (int) r[1])));
+      }
+      for (int i = 0; i < regions.length; i++) {
+        Buffer response = await(pending.get(i));
+        try {
+          ByteBuffer got = response.nio();
+          assertEquals(regions[i][1], got.remaining(), "length of region " + i);
+          for (int k = 0; k < got.remaining(); k++) {
+            if (got.get(k) != pattern(5, (int) (regions[i][0] + k))) {
+              throw new AssertionError("region " + i + " differs at byte " + k);
+            }
+          }
+        } finally {
+          response.release();
+        }
+      }
+      assertEquals(sendsFiles() ? regions.length : 0, direct.get(),
+          "answers sent straight from the file");
+    }
   }
 
   // ------------------------------------------------------------------ ordering

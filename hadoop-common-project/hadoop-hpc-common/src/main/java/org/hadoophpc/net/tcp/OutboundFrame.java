@@ -3,7 +3,9 @@
  */
 package org.hadoophpc.net.tcp;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.WritableByteChannel;
 
 /**
  * Something a {@link TcpConnection} writes as one frame: an operation this side started
@@ -15,6 +17,14 @@ interface OutboundFrame {
 
   /** Encodes the header into {@code header}; returns the payload to follow it, or null. */
   ByteBuffer start(ByteBuffer header);
+
+  /**
+   * After the header and payload went out: writes what follows them straight from a file
+   * (a file answer), as much as {@code out} takes now. Returns true when nothing is left.
+   */
+  default boolean transferRest(WritableByteChannel out) throws IOException {
+    return true;
+  }
 
   /** The frame went out completely. */
   void sent();

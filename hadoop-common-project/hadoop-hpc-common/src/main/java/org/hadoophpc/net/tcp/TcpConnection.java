@@ -6,6 +6,7 @@ package org.hadoophpc.net.tcp;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -207,6 +208,23 @@ final class TcpConnection implements Connection {
   }
 
   @Override
+  public boolean respondsFromFiles() {
+    return true;
+  }
+
+  @Override
+  public boolean respondFile(long requestId, FileChannel file, long position, int length) {
+    if (length > maxMessageSize || length < 0 || position < 0) {
+      throw new IllegalArgumentException("file answer of " + length + " bytes at " + position
+          + " (hadoop.hpc.transport.max.message.size=" + maxMessageSize + ")");
+    }
+    TcpResponder r = answers.claimOrThrow(requestId, this);
+    r.answerFile(file, position, length);
+    answer(r);
+    return true;
+  }
+
+  @Override
   public void fail(long requestId, String message) {
     TcpResponder r = answers.claimOrThrow(requestId, this);
     r.answer(null, errorText(message));
@@ -383,7 +401,8 @@ final class TcpConnection implements Connection {
         current = f;
       }
       channel.write(outVector);
-      if (outHeader.hasRemaining() || outVector[1].hasRemaining()) {
+      if (outHeader.hasRemaining() || outVector[1].hasRemaining()
+          || !current.transferRest(channel)) {
         if ((key.interestOps() & SelectionKey.OP_WRITE) == 0) {
           key.interestOps(key.interestOps() | SelectionKey.OP_WRITE);
         }

@@ -3,7 +3,11 @@
  */
 package org.hadoophpc.net.tcp;
 
+import java.io.EOFException;
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.WritableByteChannel;
 
 import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
@@ -20,6 +24,9 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
   long opId;
   private Buffer response;
   private ByteBuffer errorText;
+  private FileChannel file;
+  private long filePosition;
+  private int fileLeft;
 
   TcpResponder(TcpConnection connection, int index) {
     super(index);
@@ -32,12 +39,40 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
     this.errorText = error;
   }
 
+  /** Fills the answer with a file region, sent by {@link #transferRest} after the header. */
+  void answerFile(FileChannel channel, long position, int length) {
+    this.file = channel;
+    this.filePosition = position;
+    this.fileLeft = length;
+  }
+
   @Override
   public ByteBuffer start(ByteBuffer header) {
+    if (file != null) {
+      TcpFrame.encode(header, TcpFrame.RESPONSE, fileLeft, opId, 0, 0, 0);
+      return null;
+    }
     ByteBuffer payload = response != null ? response.nio() : errorText;
     TcpFrame.encode(header, response != null ? TcpFrame.RESPONSE : TcpFrame.ERROR,
         payload.remaining(), opId, 0, 0, 0);
     return payload;
+  }
+
+  @Override
+  public boolean transferRest(WritableByteChannel out) throws IOException {
+    while (fileLeft > 0) {
+      long n = file.transferTo(filePosition, fileLeft, out);
+      if (n <= 0) {
+        if (filePosition >= file.size()) {
+          throw new EOFException("file answer ends at byte " + filePosition + " with "
+              + fileLeft + " bytes still promised");
+        }
+        return false; // the socket is full
+      }
+      filePosition += n;
+      fileLeft -= n;
+    }
+    return true;
   }
 
   @Override
@@ -50,6 +85,8 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
     Buffer b = response;
     response = null;
     errorText = null;
+    file = null;
+    fileLeft = 0;
     if (b != null) {
       b.release();
     }

@@ -26,6 +26,7 @@ public final class ShuffleConf {
   private final int chunkSize;
   private final int fetchInflight;
   private final boolean strict;
+  private final boolean sendfile;
 
   private ShuffleConf(Configuration conf) {
     port = conf.getInt(PORT_KEY, PORT_DEFAULT);
@@ -55,6 +56,7 @@ public final class ShuffleConf {
     fetchInflight = atLeast(FETCH_INFLIGHT_KEY,
         conf.getInt(FETCH_INFLIGHT_KEY, FETCH_INFLIGHT_DEFAULT), 1);
     strict = conf.getBoolean(STRICT_KEY, STRICT_DEFAULT);
+    sendfile = conf.getBoolean(SENDFILE_KEY, SENDFILE_DEFAULT);
   }
 
   /** Reads and validates {@code conf}. */
@@ -120,9 +122,15 @@ public final class ShuffleConf {
     return strict;
   }
 
+  /** NodeManager: answer reads with {@code Responder.respondFile} where the transport can. */
+  public boolean sendfile() {
+    return sendfile;
+  }
+
   @Override
   public String toString() {
     return "port=" + port + (portRange > 1 ? "+" + (portRange - 1) : "") + " chunk=" + chunkSize
-        + " inflight=" + fetchInflight + " prefetch=" + prefetchMax + " strict=" + strict;
+        + " inflight=" + fetchInflight + " prefetch=" + prefetchMax + " strict=" + strict
+        + " sendfile=" + sendfile;
   }
 }

@@ -69,6 +69,14 @@ public final class ShuffleConfigKeys {
   public static final boolean STRICT_DEFAULT = false;
 
   /**
+   * NodeManager: answer reads straight from the map-output file where the transport can (tcp:
+   * sendfile from the page cache, on the event thread) instead of reading each chunk into
+   * memory on a reader thread first.
+   */
+  public static final String SENDFILE_KEY = "mapreduce.hpc.shuffle.sendfile";
+  public static final boolean SENDFILE_DEFAULT = true;
+
+  /**
    * MapReduce over Lustre: {@code off}; {@code local-disks} (job input and output on the Lustre
    * mount, intermediate data on node-local disks, shuffled over the network as configured);
    * {@code no-local-disks} (intermediate data on Lustre: each map publishes its one output file and

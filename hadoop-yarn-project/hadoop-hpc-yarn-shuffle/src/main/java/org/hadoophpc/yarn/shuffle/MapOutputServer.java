@@ -45,8 +45,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Serves map-output partitions over the transport. Requests are decoded on the transport's event
- * thread and handed to a bounded pool of reader threads (file I/O never runs on the event
- * thread); a full queue answers BUSY. Every session starts with an open request whose HMAC must
+ * thread. Where the transport sends from files ({@code mapreduce.hpc.shuffle.sendfile}, tcp),
+ * reads are answered right there with {@code respondFile} (the kernel copies page cache to
+ * socket; no read-ahead); otherwise opens and reads go to a bounded pool of reader threads that
+ * read chunks into pool buffers (first chunks read ahead); a full queue answers BUSY. Every session starts with an open request whose HMAC must
  * match the job token the NodeManager gave the service; anything else is refused and logged.
  */
 final class MapOutputServer implements RequestHandler {
@@ -95,6 +97,11 @@ final class MapOutputServer implements RequestHandler {
         }
         case Wire.TYPE_READ -> {
           ReadRequest r = ReadRequest.decode(in);
+          if (fromFiles(connection)) {
+            // no file I/O here: the transport sends the chunk from the page cache later
+            read(connection, r, responder);
+            return;
+          }
           task = () -> read(connection, r, responder);
         }
         case Wire.TYPE_CLOSE -> {
@@ -128,6 +135,11 @@ final class MapOutputServer implements RequestHandler {
       responder.fail(ShuffleError.BUSY.format("read queue full ("
           + conf.serverQueue() + " requests waiting); retry later"));
     }
+  }
+
+  /** Reads on this connection are answered straight from the map-output files (sendfile). */
+  private boolean fromFiles(Connection connection) {
+    return conf.sendfile() && connection.respondsFromFiles();
   }
 
   @Override
@@ -188,7 +200,9 @@ final class MapOutputServer implements RequestHandler {
     } while (sessions.putIfAbsent(id, s) != null);
     metrics.sessionsOpened.incr();
     metrics.openSessions.incr();
-    prefetchHeads(s, r.chunkSize());
+    if (!fromFiles(connection)) {
+      prefetchHeads(s, r.chunkSize()); // reading ahead only pays where chunks are copied
+    }
     OpenResponse answer = new OpenResponse(ShuffleAuth.replyHash(r.hash(), job.secret()), id,
         parts);
     Buffer b = allocate(answer.encodedSize(), responder);
@@ -331,6 +345,11 @@ final class MapOutputServer implements RequestHandler {
   }
 
   private void readNow(ServedSession.Entry e, ReadRequest r, Responder responder) {
+    if (conf.sendfile()
+        && responder.respondFile(e.channel, e.index.startOffset + r.offset(), r.length())) {
+      served(r.length());
+      return;
+    }
     Buffer b = allocate(r.length(), responder);
     if (b == null) {
       return;

@@ -63,6 +63,11 @@ class HpcShuffleHandlerVerbsTest extends HpcShuffleHandlerTest {
   }
 
   @Override
+  protected boolean sendsFromFiles() {
+    return false; // verbs reads chunks into registered memory
+  }
+
+  @Override
   protected String host() {
     return address.getHostAddress();
   }

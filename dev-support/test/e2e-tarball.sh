@@ -246,6 +246,18 @@ echo "== MapReduce over Lustre without local disks (etc/hadoop/modes/lustre-no-l
 lconf="${work}/conf-lustre"
 cp -r "${A}/etc/hadoop" "${lconf}" && cp "${A}/etc/hadoop/modes/lustre-no-local-disks/"* "${lconf}/"
 mnt="${A}/lustre" # the template's stand-in for the mount: ${env.HADOOP_HOME}/lustre
+# The Lustre binding runs for real against rdma-native's liblustreapi test double: the marker
+# file makes the stand-in a 4-OST "Lustre" mount; OSTs 0-1 sit on this host, 2-3 elsewhere.
+double="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)/rdma-native/target/native/build/test-lib/liblustreapi_double.so"
+[[ -f "${double}" ]] || fail "the liblustreapi test double is built" "missing: ${double}"
+mkdir -p "${mnt}" && echo "osts=4 stripe_size=1048576 stripe_count=1" >"${mnt}/.lustre-double"
+lustre_props="<property><name>hadoop.hpc.lustreapi.lib</name><value>${double}</value></property>"
+lustre_props+="<property><name>hadoop.hpc.lustre.stripe.size</name><value>4194304</value></property>"
+lustre_props+="<property><name>hadoop.hpc.lustre.stripe.count</name><value>4</value></property>"
+lustre_props+="<property><name>hadoop.hpc.lustre.ost.hosts</name><value>0-1=localhost,2-3=far-oss.invalid</value></property>"
+sed -i -e '/<name>hadoop.hpc.lustre.stripe.size<\/name>/,+1d' -e '/<name>hadoop.hpc.lustre.stripe.count<\/name>/,+1d' \
+  -e '/<name>hadoop.hpc.lustre.ost.hosts<\/name>/,+1d' -e 's|<value>134217728</value>|<value>4194304</value>|' \
+  -e "s|</configuration>|  ${lustre_props}\n</configuration>|" "${lconf}/core-site.xml"
 expect_output "start-all.sh starts YARN only when fs.defaultFS is not HDFS" "not starting HDFS" \
   "${A}/sbin/start-all.sh" --config "${lconf}"
 out=$("${A}/bin/hdfs" --config "${lconf}" --daemon status namenode 2>&1)
@@ -254,11 +266,25 @@ lustre_log="${work}/terasort-lustre.log"
 if "${A}/bin/hadoop" --config "${lconf}" jar "${ex}" teragen -Dmapreduce.job.maps=2 "${rows}" \
   "${mnt}/e2e/in" >"${work}/teragen-lustre.log" 2>&1 &&
   "${A}/bin/hadoop" --config "${lconf}" jar "${ex}" terasort -Dmapreduce.job.reduces=2 \
-    "${mnt}/e2e/in" "${mnt}/e2e/out" >"${lustre_log}" 2>&1; then
+    -Dmapreduce.map.speculative=false "${mnt}/e2e/in" "${mnt}/e2e/out" >"${lustre_log}" 2>&1; then
   pass "teragen and terasort on the Lustre stand-in"
 else
   fail "teragen and terasort on the Lustre stand-in" "$(tail -n 30 "${work}/teragen-lustre.log" "${lustre_log}")"
 fi
+in_layouts=$("${A}/bin/hadoop" --config "${lconf}" lustre "${mnt}"/e2e/in/part-m-0000{0,1} 2>&1)
+out_layout=$("${A}/bin/hadoop" --config "${lconf}" lustre "${mnt}/e2e/out/part-r-00000" 2>&1)
+[[ $(grep -c ': stripe size 4194304, count 4, OSTs' <<<"${in_layouts}${out_layout}") -eq 3 ]] &&
+  pass "files jobs wrote on the mount carry the configured stripes (hadoop lustre)" ||
+  fail "files jobs wrote on the mount carry the configured stripes (hadoop lustre)" "${in_layouts}${out_layout}"
+local_blocks=$(grep -c 'hosts localhost$' <<<"${in_layouts}")
+all_blocks=$(grep -c '^  block ' <<<"${in_layouts}")
+data_local=$(sed -n 's/^[[:space:]]*Data-local map tasks=\([0-9]*\)$/\1/p' "${lustre_log}")
+rack_local=$(sed -n 's/^[[:space:]]*Rack-local map tasks=\([0-9]*\)$/\1/p' "${lustre_log}")
+[[ "${local_blocks}" -gt 0 && "${data_local:-0}" -eq "${local_blocks}" &&
+  "${rack_local:-0}" -eq $((all_blocks - local_blocks)) ]] &&
+  pass "the ${local_blocks} of ${all_blocks} splits on this host's OSTs ran data-local, the others not" ||
+  fail "the splits on this host's OSTs ran data-local (data-local ${data_local:-0}, rack-local ${rack_local:-0}, want ${local_blocks} of ${all_blocks})" \
+    "${in_layouts}"$'\n'"$(grep -i 'map tasks' "${lustre_log}")"
 read_bytes=$(sed -n 's/^[[:space:]]*Bytes read straight from the shared Lustre mount=\([0-9]*\)$/\1/p' "${lustre_log}")
 [[ "${read_bytes:-0}" -gt 0 ]] && ! grep -q 'Bytes fetched over' "${lustre_log}" &&
   pass "reducers read ${read_bytes} bytes straight from the mount, none over the network" ||

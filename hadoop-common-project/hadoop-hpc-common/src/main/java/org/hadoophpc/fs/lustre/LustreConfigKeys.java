@@ -41,6 +41,14 @@ public final class LustreConfigKeys {
    */
   public static final String LIBRARY_KEY = "hadoop.hpc.lustreapi.lib";
 
+  /**
+   * Whether {@code file://} writes and checks Hadoop's {@code .crc} side files, as stock
+   * {@code LocalFileSystem} does. false: none (Lustre checksums data between client and OSTs
+   * itself), half the files and metadata operations, no CRC pass over the data in Java.
+   */
+  public static final String CHECKSUM_FILES_KEY = "hadoop.hpc.lustre.checksum.files";
+  public static final boolean CHECKSUM_FILES_DEFAULT = true;
+
   /** Lustre's granularity for stripe sizes. */
   public static final long STRIPE_ALIGNMENT = 64 * 1024;
 }

@@ -107,11 +107,13 @@ public class LustreRawFileSystem extends RawLocalFileSystem {
                 + ")" : e.getMessage()) + "; plain POSIX behaviour";
       }
     }
+    // a warning only when settings that need layouts would go unused
+    boolean wanted = stripeSize != 0 || stripeCount != 0 || !ostHosts.isEmpty();
     if (LOGGED.add(state)) {
-      if (lustre != null) {
-        LOG.info(state);
-      } else {
+      if (lustre == null && wanted) {
         LOG.warn(state);
+      } else {
+        LOG.info(state);
       }
     }
   }

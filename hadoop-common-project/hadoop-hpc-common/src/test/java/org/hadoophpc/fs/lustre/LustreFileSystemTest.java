@@ -286,6 +286,65 @@ class LustreFileSystemTest {
   }
 
   @Test
+  void hadoopLustrePrintsLayoutBlockSizeAndHosts() throws Exception {
+    Configuration conf = conf();
+    conf.set("fs.file.impl", LustreFileSystem.class.getName());
+    conf.set(LustreConfigKeys.STRIPE_SIZE_KEY, "1m");
+    conf.setInt(LustreConfigKeys.STRIPE_COUNT_KEY, 2);
+    conf.set(LustreConfigKeys.OST_HOSTS_KEY, "0-3=here");
+    Path p = new Path(mount.getPath(), "f");
+    write(open(conf), p, (int) (MIB + 1));
+    LustreLayout layout = layout(new File(mount, "f"));
+
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    int rc = new LustreTool(conf, new java.io.PrintStream(bytes, true, "UTF-8"))
+        .run(new String[] {p.toString(), new File(tmp, "absent").getPath()});
+    String[] lines = bytes.toString("UTF-8").split("\n");
+    assertEquals(1, rc, "an unreadable path makes the exit code 1");
+    assertEquals(p + ": " + layout, lines[0]);
+    assertEquals("  length " + (MIB + 1) + ", block size " + MIB, lines[1]);
+    assertEquals("  block 0+" + MIB + ": hosts here", lines[2]);
+    assertEquals("  block " + MIB + "+1: hosts here", lines[3]);
+    assertTrue(lines[4].startsWith(new File(tmp, "absent").getPath() + ": "), lines[4]);
+    assertEquals(5, lines.length);
+
+    Configuration off = conf();
+    off.set("fs.file.impl", LustreFileSystem.class.getName());
+    off.set(LustreConfigKeys.LIBRARY_KEY, "/nonexistent/liblustreapi.so.1");
+    bytes.reset();
+    assertEquals(2, new LustreTool(off, new java.io.PrintStream(bytes, true, "UTF-8"))
+        .run(new String[] {p.toString()}));
+    assertTrue(bytes.toString("UTF-8").startsWith("Lustre layouts off under "),
+        bytes.toString("UTF-8"));
+
+    Configuration stock = conf();
+    bytes.reset();
+    assertEquals(2, new LustreTool(stock, new java.io.PrintStream(bytes, true, "UTF-8"))
+        .run(new String[] {p.toString()}));
+    assertTrue(bytes.toString("UTF-8").contains("not the Lustre binding: set fs.file.impl="
+        + LustreFileSystem.class.getName()), bytes.toString("UTF-8"));
+  }
+
+  @Test
+  void checksumSideFilesAreWrittenUnlessTurnedOff() throws IOException {
+    LustreFileSystem withCrc = open(conf());
+    write(withCrc, new Path(mount.getPath(), "a"), 100);
+    assertTrue(new File(mount, ".a.crc").isFile());
+
+    Configuration conf = conf();
+    conf.setBoolean(LustreConfigKeys.CHECKSUM_FILES_KEY, false);
+    withCrc.close();
+    LustreFileSystem without = open(conf);
+    byte[] data = write(without, new Path(mount.getPath(), "b"), 100);
+    assertFalse(new File(mount, ".b.crc").exists());
+    byte[] back = new byte[data.length];
+    try (FSDataInputStream in = without.open(new Path(mount.getPath(), "b"))) {
+      in.readFully(back);
+    }
+    assertArrayEquals(data, back);
+  }
+
+  @Test
   void theOstHostMapAcceptsRangesSeveralHostsAndAFile() throws IOException {
     OstHostMap map = OstHostMap.parse(List.of("0-2=a;b", " 2 = c ", "# comment", ""), "k");
     assertEquals(List.of("a", "b"), map.hosts(0));

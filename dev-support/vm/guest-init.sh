@@ -42,12 +42,9 @@ mkdir -p /dev/pts /dev/shm
 mountpoint -q /dev/pts || mount -t devpts -o gid=5,mode=620 devpts /dev/pts
 mountpoint -q /dev/shm || mount -t tmpfs -o mode=1777 shm /dev/shm
 mountpoint -q /run || mount -t tmpfs -o mode=755 run /run
-# A tmpfs over /tmp would hide the repository share when the repository lives under /tmp (a
-# fresh CI clone may); the root disk is a throw-away overlay, so /tmp can stay on it then.
-case "${repo}/" in
-  /tmp/*) ;;
-  *) mountpoint -q /tmp || mount -t tmpfs -o mode=1777 tmp /tmp ;;
-esac
+# /tmp stays on the root disk (ext4 under QEMU's -snapshot, so nothing outlives the run). No
+# tmpfs: it would hide the repository share when a clone lives under /tmp, and the guest's
+# kernel (6.1) has no user xattrs on tmpfs, which the Lustre test double keeps layouts in.
 hostname hpc-vm
 # A minbase image has no /etc/hosts: without it "localhost" does not resolve.
 cat >/etc/hosts <<EOF

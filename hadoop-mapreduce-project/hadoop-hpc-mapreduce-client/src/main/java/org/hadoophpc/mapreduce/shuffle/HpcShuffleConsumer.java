@@ -123,7 +123,8 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     int perReducer = Math.max(100, MAX_EVENTS_IN_FLIGHT / Math.max(1,
         jobConf.getNumReduceTasks()));
     HpcEventFetcherBridge events = HpcEventFetcherBridge.start(reduceId, context.getUmbilical(),
-        scheduler, this, Math.min(MAX_EVENTS_PER_CALL, perReducer));
+        scheduler, this, Math.min(MAX_EVENTS_PER_CALL, perReducer),
+        shuffleConf.eventsIntervalMs(jobConf.getNumReduceTasks()));
     int parallel = jobConf.getInt(MRJobConfig.SHUFFLE_PARALLEL_COPIES, 5);
     try {
       if (lustreMode == LustreMode.NO_LOCAL_DISKS) {

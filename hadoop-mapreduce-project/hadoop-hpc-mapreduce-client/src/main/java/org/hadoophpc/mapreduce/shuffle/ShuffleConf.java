@@ -27,6 +27,8 @@ public final class ShuffleConf {
   private final int fetchInflight;
   private final boolean strict;
   private final boolean sendfile;
+  private final int eventsInterval;
+  private final int eventsBudget;
 
   private ShuffleConf(Configuration conf) {
     port = conf.getInt(PORT_KEY, PORT_DEFAULT);
@@ -57,6 +59,10 @@ public final class ShuffleConf {
         conf.getInt(FETCH_INFLIGHT_KEY, FETCH_INFLIGHT_DEFAULT), 1);
     strict = conf.getBoolean(STRICT_KEY, STRICT_DEFAULT);
     sendfile = conf.getBoolean(SENDFILE_KEY, SENDFILE_DEFAULT);
+    eventsInterval = atLeast(EVENTS_INTERVAL_KEY,
+        conf.getInt(EVENTS_INTERVAL_KEY, EVENTS_INTERVAL_DEFAULT), 1);
+    eventsBudget = atLeast(EVENTS_AM_BUDGET_KEY,
+        conf.getInt(EVENTS_AM_BUDGET_KEY, EVENTS_AM_BUDGET_DEFAULT), 1);
   }
 
   /** Reads and validates {@code conf}. */
@@ -127,10 +133,21 @@ public final class ShuffleConf {
     return sendfile;
   }
 
+  /**
+   * Reducer: milliseconds between event polls for a job with {@code reducers} reducers: the
+   * configured interval, stretched so the job's reducers together stay within the AM budget,
+   * and never more than stock's 1000 ms (a configured interval above it is kept as is).
+   */
+  public int eventsIntervalMs(int reducers) {
+    long share = ((long) Math.max(1, reducers) * 1000 + eventsBudget - 1) / eventsBudget;
+    long stretched = Math.min(Math.max(share, eventsInterval), Math.max(1000, eventsInterval));
+    return (int) stretched;
+  }
+
   @Override
   public String toString() {
     return "port=" + port + (portRange > 1 ? "+" + (portRange - 1) : "") + " chunk=" + chunkSize
         + " inflight=" + fetchInflight + " prefetch=" + prefetchMax + " strict=" + strict
-        + " sendfile=" + sendfile;
+        + " sendfile=" + sendfile + " events=" + eventsInterval + "ms/" + eventsBudget + "/s";
   }
 }

@@ -60,7 +60,9 @@ class ShuffleConfigKeysTest {
         {ShuffleConfigKeys.PORT_KEY, "70000"},
         {ShuffleConfigKeys.PORT_RANGE_KEY, "0"},
         {ShuffleConfigKeys.FETCH_INFLIGHT_KEY, "0"},
-        {ShuffleConfigKeys.PREFETCH_MAX_KEY, "-1"}}) {
+        {ShuffleConfigKeys.PREFETCH_MAX_KEY, "-1"},
+        {ShuffleConfigKeys.EVENTS_INTERVAL_KEY, "0"},
+        {ShuffleConfigKeys.EVENTS_AM_BUDGET_KEY, "0"}}) {
       Configuration c = new Configuration(false);
       c.set(bad[0], bad[1]);
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
@@ -70,5 +72,17 @@ class ShuffleConfigKeysTest {
     Configuration ok = new Configuration(false);
     ok.set(ShuffleConfigKeys.CHUNK_SIZE_KEY, "65536");
     assertEquals(65536, ShuffleConf.from(ok).chunkSize(1 << 30));
+  }
+
+  @Test
+  void eventPollsStayWithinTheAmBudgetAndNeverSlowerThanStock() {
+    ShuffleConf dflt = ShuffleConf.from(new Configuration());
+    assertEquals(100, dflt.eventsIntervalMs(1));
+    assertEquals(100, dflt.eventsIntervalMs(20), "20 reducers x 10 polls/s = the 200/s budget");
+    assertEquals(250, dflt.eventsIntervalMs(50));
+    assertEquals(1000, dflt.eventsIntervalMs(5000), "never slower than stock's second");
+    Configuration slow = new Configuration(false);
+    slow.setInt(ShuffleConfigKeys.EVENTS_INTERVAL_KEY, 3000);
+    assertEquals(3000, ShuffleConf.from(slow).eventsIntervalMs(1), "a slower interval is kept");
   }
 }

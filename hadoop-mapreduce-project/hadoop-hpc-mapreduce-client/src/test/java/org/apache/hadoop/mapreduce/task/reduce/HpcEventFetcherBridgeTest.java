@@ -24,8 +24,10 @@ import org.apache.hadoop.util.Progress;
 import org.junit.jupiter.api.Test;
 
 /**
- * The bridge starts Hadoop's event fetcher for our plugin: map-completion events from the AM
- * (here a fake umbilical) reach the scheduler as hosts with map outputs, and close() stops it.
+ * The bridge starts the event poller for our plugin: map-completion events from the AM (here a
+ * fake umbilical) reach the scheduler as hosts with map outputs, also when they arrive after
+ * the first polls; close() stops it; an AM that keeps failing fails the reduce through the
+ * reporter.
  */
 class HpcEventFetcherBridgeTest {
 
@@ -48,8 +50,11 @@ class HpcEventFetcherBridgeTest {
         (proxy, method, args) -> {
           if (method.getName().equals("getMapCompletionEvents")) {
             int from = (Integer) args[1];
-            calls.incrementAndGet();
-            TaskCompletionEvent[] batch = from == 0 ? events : new TaskCompletionEvent[0];
+            int call = calls.incrementAndGet();
+            // map0 at once, map1 only from the third poll on: events that come later arrive too
+            TaskCompletionEvent[] batch = from == 0 ? new TaskCompletionEvent[] {events[0]}
+                : from == 1 && call >= 3 ? new TaskCompletionEvent[] {events[1]}
+                : new TaskCompletionEvent[0];
             return new MapTaskCompletionEventsUpdate(batch, false);
           }
           throw new UnsupportedOperationException(method.getName());
@@ -72,7 +77,7 @@ class HpcEventFetcherBridgeTest {
         counters.findCounter("t", "failed"));
 
     HpcEventFetcherBridge bridge = HpcEventFetcherBridge.start(reduce, umbilical, scheduler,
-        t -> failures.incrementAndGet(), 100);
+        t -> failures.incrementAndGet(), 100, 10);
     MapHost[] got = new MapHost[2];
     assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
       got[0] = scheduler.getHost();
@@ -86,7 +91,49 @@ class HpcEventFetcherBridgeTest {
     assertTrue(hosts.contains("node-a:13562") && hosts.contains("node-b:13562"),
         hosts.toString());
     assertEquals(1, scheduler.getMapsForHost(first).size());
-    assertTrue(calls.get() >= 1);
+    assertTrue(calls.get() >= 3);
+    assertTrue(bridge.polls() >= 3);
     assertEquals(0, failures.get());
+  }
+
+  @Test
+  void anAmThatKeepsFailingFailsTheReduceThroughTheReporter() throws Exception {
+    JobConf conf = new JobConf(false);
+    conf.setNumMapTasks(1);
+    TaskAttemptID reduce = new TaskAttemptID("1700", 4, TaskType.REDUCE, 0, 0);
+    AtomicInteger calls = new AtomicInteger();
+    TaskUmbilicalProtocol umbilical = (TaskUmbilicalProtocol) Proxy.newProxyInstance(
+        getClass().getClassLoader(), new Class<?>[] {TaskUmbilicalProtocol.class},
+        (proxy, method, args) -> {
+          calls.incrementAndGet();
+          throw new java.io.IOException("AM gone");
+        });
+    Counters counters = new Counters();
+    ShuffleSchedulerImpl<Object, Object> scheduler = new ShuffleSchedulerImpl<>(conf,
+        reduceStatus(), reduce, t -> { }, new Progress(), counters.findCounter("t", "shuffled"),
+        counters.findCounter("t", "bytes"), counters.findCounter("t", "failed"));
+    java.util.concurrent.CompletableFuture<Throwable> reported =
+        new java.util.concurrent.CompletableFuture<>();
+    HpcEventFetcherBridge.Poller<Object, Object> poller = new HpcEventFetcherBridge.Poller<>(
+        reduce, umbilical, scheduler, reported::complete, 100, 1, 1);
+    poller.start();
+    Throwable t = reported.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    poller.shutDown();
+    assertEquals(HpcEventFetcherBridge.MAX_FAILED_POLLS, calls.get());
+    assertTrue(t.getMessage().contains("polls in a row for map-completion events failed")
+        && t.getMessage().contains("AM gone"), t.getMessage());
+  }
+
+  private static TaskStatus reduceStatus() {
+    return new TaskStatus() {
+      @Override
+      public boolean getIsMap() {
+        return false;
+      }
+
+      @Override
+      public void addFetchFailedMap(org.apache.hadoop.mapred.TaskAttemptID mapTaskId) {
+      }
+    };
   }
 }

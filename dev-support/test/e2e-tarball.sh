@@ -298,6 +298,37 @@ for _ in $(seq 30); do
 done
 check "the job's published map outputs are deleted after it" test -z "$(ls -A "${mnt}/shuffle")"
 expect_output "stop-all.sh without HDFS" "stopped resourcemanager" "${A}/sbin/stop-all.sh" --config "${lconf}"
+echo "== HDFS storage mode hhh-m (etc/hadoop/modes/hhh-m)"
+hconf="${work}/conf-hhh-m"
+cp -r "${A}/etc/hadoop" "${hconf}" && cp "${A}/etc/hadoop/modes/hhh-m/"* "${hconf}/"
+# The template's RAM disk and locked memory, made this run's own and small.
+ram="/dev/shm/hadoop-hpc-e2e-$$"
+sed -i -e "s|\[RAM_DISK\]/dev/shm/hadoop-hpc-\${user.name}/dfs/ram|[RAM_DISK]${ram}|" \
+  -e 's|<value>4g</value>|<value>256m</value>|' "${hconf}/hdfs-site.xml"
+badh="${work}/conf-hhh-m-bad"
+cp -r "${hconf}" "${badh}"
+sed -i 's|<value>256m</value>|<value>0</value>|' "${badh}/hdfs-site.xml"
+expect_fail_with "hhh-m without locked memory is refused, naming the key" \
+  "datanode failed to start: dfs.hpc.hhh.mode=hhh-m with [RAM_DISK] directories needs dfs.datanode.max.locked.memory > 0" \
+  "${A}/sbin/start-dfs.sh" --config "${badh}"
+check "the refused hhh-m start stopped what it had started" test -z "$(jvms_of "${A}")"
+expect_output "start-dfs.sh in mode hhh-m" "HDFS ready" "${A}/sbin/start-dfs.sh" --config "${hconf}"
+head -c 3000001 /dev/urandom >"${work}/hhh.bin"
+for _ in $(seq 60); do # the NameNode gives / the mode's policy once out of safe mode
+  [[ "$("${A}/bin/hdfs" --config "${hconf}" storagepolicies -getStoragePolicy -path / 2>/dev/null)" == *LAZY_PERSIST* ]] && break
+  sleep 1
+done
+check "hdfs dfs -put in mode hhh-m" "${A}/bin/hdfs" --config "${hconf}" dfs -put "${work}/hhh.bin" /hhh.bin
+report=$("${A}/bin/hdfs" --config "${hconf}" hhh -report 2>&1)
+grep -q 'HHH mode: hhh-m (dfs.hpc.hhh.mode); storage policy of /: LAZY_PERSIST' <<<"${report}" &&
+  grep -qE '^  RAM_DISK .* 1$' <<<"${report}" &&
+  pass "hdfs hhh -report: mode hhh-m, the new file's block on RAM_DISK" ||
+  fail "hdfs hhh -report: mode hhh-m, the new file's block on RAM_DISK" "${report}"
+[[ "$("${A}/bin/hdfs" --config "${hconf}" dfs -cat /hhh.bin | sha256sum)" == "$(sha256sum <"${work}/hhh.bin")" ]] &&
+  pass "the file reads back from memory byte for byte" ||
+  fail "the file reads back from memory byte for byte"
+check "stop-dfs.sh (hhh-m)" "${A}/sbin/stop-dfs.sh" --config "${hconf}"
+rm -rf "${ram}"
 check "no JVM left at the end" test -z "$(jvms_of "${A}")$(jvms_of "${B}")"
 
 trap - EXIT

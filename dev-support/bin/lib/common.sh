@@ -65,3 +65,25 @@ dev_tarball_stale() {
 dev_mvn() {
   (cd "${HPC_REPO}" && mvn -B --no-transfer-progress "$@")
 }
+
+## dev_hhh_fresh HOME: before formatting the HDFS of the unpacked tarball HOME, empties the
+## [RAM_DISK] directories its hdfs-site.xml names (they live outside HOME, on a tmpfs, and a
+## DataNode refuses a RAM disk left by an earlier cluster) and creates the stand-in for the
+## Lustre directory of mode hhh-l (dfs.hpc.hhh.lustre.path).
+dev_hhh_fresh() {
+  local home=$1 dirs dir lustre
+  dirs=$("${home}/bin/hdfs" getconf -confKey dfs.datanode.data.dir 2>/dev/null) ||
+    dev_die "cannot read dfs.datanode.data.dir from ${home}/etc/hadoop"
+  IFS=',' read -r -a dirs <<<"${dirs}"
+  for dir in "${dirs[@]}"; do
+    [[ "${dir}" == "[RAM_DISK]"* ]] || continue
+    dir=${dir#\[RAM_DISK\]}
+    dir=${dir#file://}
+    [[ "${dir}" == /dev/shm/* ]] || dev_die "refusing to empty ${dir}: not under /dev/shm"
+    rm -rf "${dir}"
+  done
+  lustre=$("${home}/bin/hdfs" getconf -confKey dfs.hpc.hhh.lustre.path 2>/dev/null) || true
+  if [[ -n "${lustre}" ]]; then
+    mkdir -p "${lustre}" || dev_die "cannot create the Lustre stand-in ${lustre}"
+  fi
+}

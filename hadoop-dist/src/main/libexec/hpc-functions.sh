@@ -271,6 +271,10 @@ hpc_explain_failure() {
     hpc_error "${subcmd} failed to start: port ${addr:-(see log)} is already in use (another cluster running?). Log: ${log}"
   elif grep -qE 'NameNode is not formatted|storage directory does not exist or is not accessible' "${files[@]}"; then
     hpc_error "${subcmd} failed to start: the NameNode is not formatted; run '${HADOOP_HOME}/bin/hdfs namenode -format' first. Log: ${log}"
+  elif grep -q 'DataNode not started: ' "${files[@]}"; then
+    # hadoop-hpc's DataNode refused its HHH mode: its one line names the key to fix.
+    hpc_error "${subcmd} failed to start: $(grep -oh 'DataNode not started: .*' "${files[@]}" |
+      head -n 1 | sed 's/^DataNode not started: //'). Log: ${log}"
   elif grep -q 'Incompatible clusterIDs' "${files[@]}"; then
     hpc_error "${subcmd} failed to start: its storage belongs to another NameNode format (Incompatible clusterIDs); empty dfs.datanode.data.dir or reformat. Log: ${log}"
   else

@@ -23,7 +23,7 @@ extern "C" {
  * Bumped whenever a record shared with Java (see hpcn_abi_layout) or a native method signature
  * changes. Java refuses to use a library whose ABI version differs from its own constant.
  */
-#define HPCN_ABI_VERSION 3
+#define HPCN_ABI_VERSION 4
 
 #ifndef HPCN_VERSION
 #define HPCN_VERSION "0.1.0"
@@ -406,6 +406,32 @@ int hpcn_lustre_layout_get(const char *path, uint64_t *osts, uint32_t capacity,
  */
 int hpcn_lustre_file_create(const char *path, uint64_t stripe_size, uint64_t stripe_count,
                             int mode);
+
+/* ---- memory locking and page-cache advice (the DataNode's, without libhadoop) ---------- */
+
+/*
+ * mlock(2)/munlock(2) over [addr, addr + len). Returns 0 or -errno (ENOMEM: over
+ * RLIMIT_MEMLOCK; EPERM: no CAP_IPC_LOCK and a zero limit; EINVAL: bad range).
+ */
+int hpcn_mlock(const void *addr, size_t len);
+int hpcn_munlock(const void *addr, size_t len);
+
+/*
+ * The bytes this process may lock: the soft RLIMIT_MEMLOCK, or UINT64_MAX when it is unlimited
+ * or the process holds CAP_IPC_LOCK (root, usually), which mlock(2) then does not check.
+ * Returns 0 or -errno.
+ */
+int hpcn_memlock_limit(uint64_t *limit_out);
+
+/* The page size in bytes (sysconf(_SC_PAGESIZE)), or -errno. */
+long hpcn_page_size(void);
+
+/*
+ * posix_fadvise(2) on fd for [offset, offset + len) (len 0: to the end). advice is one of
+ * POSIX_FADV_* as Linux numbers them (0 NORMAL .. 5 NOREUSE, which Hadoop's NativeIO uses
+ * too). Returns 0 or -errno (EBADF, EINVAL for an unknown advice, ESPIPE for a pipe).
+ */
+int hpcn_fadvise(int fd, uint64_t offset, uint64_t len, int advice);
 
 #ifdef __cplusplus
 }

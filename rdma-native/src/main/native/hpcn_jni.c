@@ -17,6 +17,7 @@
  *     dlerror() text (may be empty; last field, so it may hold anything but a NUL).
  *   lustreLayout(path): long[] { stripe size, stripe count, OST of stripe 0, 1, ... } with as
  *     many OSTs as hpcn_lustre_layout_get knew (see hpcn.h; 0 size/count: unknown).
+ *   memlockLimit(): bytes, Long.MAX_VALUE for "no limit applies" (UINT64_MAX in C).
  */
 #include "hpcn.h"
 #include "hpcn_jni.h"
@@ -37,6 +38,7 @@ static struct {
     jclass string_class;
     jclass exception_class;
     jmethodID exception_ctor; /* NativeIoException(String call, int errno, String message) */
+    jfieldID descriptor_fd;   /* java.io.FileDescriptor.fd (JNI does not check access) */
 } cache;
 
 void hpcn_jni_throw(JNIEnv *env, const char *call, int err)
@@ -253,6 +255,94 @@ static void JNICALL native_lustre_create(JNIEnv *env, jclass cls, jstring jpath,
         hpcn_jni_throw(env, "llapi_layout_file_create", -rc);
 }
 
+/* The address of a direct buffer's first byte, or NULL with NativeIoException(EINVAL) thrown. */
+static void *direct_address(JNIEnv *env, const char *call, jobject buffer, jlong len)
+{
+    void *addr;
+
+    if (buffer == NULL || len < 0) {
+        hpcn_jni_throw(env, call, EINVAL);
+        return NULL;
+    }
+    addr = (*env)->GetDirectBufferAddress(env, buffer);
+    if (addr == NULL || len > (*env)->GetDirectBufferCapacity(env, buffer)) {
+        hpcn_jni_throw(env, call, EINVAL); /* a heap buffer, or len past its end */
+        return NULL;
+    }
+    return addr;
+}
+
+static void JNICALL native_mlock(JNIEnv *env, jclass cls, jobject buffer, jlong len)
+{
+    void *addr;
+    int rc;
+
+    (void)cls;
+    addr = direct_address(env, "mlock", buffer, len);
+    if (addr == NULL)
+        return;
+    rc = hpcn_mlock(addr, (size_t)len);
+    if (rc < 0)
+        hpcn_jni_throw(env, "mlock", -rc);
+}
+
+static void JNICALL native_munlock(JNIEnv *env, jclass cls, jobject buffer, jlong len)
+{
+    void *addr;
+    int rc;
+
+    (void)cls;
+    addr = direct_address(env, "munlock", buffer, len);
+    if (addr == NULL)
+        return;
+    rc = hpcn_munlock(addr, (size_t)len);
+    if (rc < 0)
+        hpcn_jni_throw(env, "munlock", -rc);
+}
+
+static jlong JNICALL native_memlock_limit(JNIEnv *env, jclass cls)
+{
+    uint64_t limit;
+    int rc;
+
+    (void)cls;
+    rc = hpcn_memlock_limit(&limit);
+    if (rc < 0) {
+        hpcn_jni_throw(env, "getrlimit(RLIMIT_MEMLOCK)", -rc);
+        return 0;
+    }
+    return limit > INT64_MAX ? INT64_MAX : (jlong)limit;
+}
+
+static jlong JNICALL native_page_size(JNIEnv *env, jclass cls)
+{
+    long size;
+
+    (void)cls;
+    size = hpcn_page_size();
+    if (size < 0) {
+        hpcn_jni_throw(env, "sysconf(_SC_PAGESIZE)", (int)-size);
+        return 0;
+    }
+    return (jlong)size;
+}
+
+static void JNICALL native_fadvise(JNIEnv *env, jclass cls, jobject descriptor, jlong offset,
+                                   jlong len, jint advice)
+{
+    int rc;
+
+    (void)cls;
+    if (descriptor == NULL || offset < 0 || len < 0) {
+        hpcn_jni_throw(env, "posix_fadvise", EINVAL);
+        return;
+    }
+    rc = hpcn_fadvise((*env)->GetIntField(env, descriptor, cache.descriptor_fd),
+                      (uint64_t)offset, (uint64_t)len, advice);
+    if (rc < 0)
+        hpcn_jni_throw(env, "posix_fadvise", -rc);
+}
+
 static const JNINativeMethod native_methods[] = {
     { "abiVersion", "()I", (void *)native_abi_version },
     { "version", "()Ljava/lang/String;", (void *)native_version },
@@ -261,6 +351,11 @@ static const JNINativeMethod native_methods[] = {
     { "probeLustre", "(Ljava/lang/String;)Ljava/lang/String;", (void *)native_probe_lustre },
     { "lustreLayout", "(Ljava/lang/String;)[J", (void *)native_lustre_layout },
     { "lustreCreate", "(Ljava/lang/String;JJI)V", (void *)native_lustre_create },
+    { "mlock", "(Ljava/nio/ByteBuffer;J)V", (void *)native_mlock },
+    { "munlock", "(Ljava/nio/ByteBuffer;J)V", (void *)native_munlock },
+    { "memlockLimit", "()J", (void *)native_memlock_limit },
+    { "pageSize", "()J", (void *)native_page_size },
+    { "fadvise", "(Ljava/io/FileDescriptor;JJI)V", (void *)native_fadvise },
 };
 
 static jclass global_class(JNIEnv *env, const char *name)
@@ -295,6 +390,17 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
                                                "(Ljava/lang/String;ILjava/lang/String;)V");
     if (cache.exception_ctor == NULL)
         goto delete_exception_class;
+
+    {
+        jclass descriptor = (*env)->FindClass(env, "java/io/FileDescriptor");
+
+        if (descriptor == NULL)
+            goto delete_exception_class;
+        cache.descriptor_fd = (*env)->GetFieldID(env, descriptor, "fd", "I");
+        (*env)->DeleteLocalRef(env, descriptor);
+        if (cache.descriptor_fd == NULL)
+            goto delete_exception_class;
+    }
 
     natives = (*env)->FindClass(env, NATIVE_METHODS_CLASS);
     if (natives == NULL)

@@ -39,7 +39,7 @@ public final class HpcNative {
   public static final String LIBRARY_NAME = "hpcnative";
 
   /** The {@code HPCN_ABI_VERSION} this jar was written against. */
-  public static final int ABI_VERSION = 3;
+  public static final int ABI_VERSION = 4;
 
   /**
    * {@code sizeof(hpcn_port_t)} then {@code offsetof} of node_guid, port_num, phys_port_cnt,

@@ -49,4 +49,23 @@ final class NativeMethods {
    */
   static native void lustreCreate(String path, long stripeSize, long stripeCount, int mode)
       throws NativeIoException;
+
+  /** mlock(2) of the first {@code len} bytes of the direct buffer {@code buffer}. */
+  static native void mlock(java.nio.ByteBuffer buffer, long len) throws NativeIoException;
+
+  /** munlock(2) of the first {@code len} bytes of the direct buffer {@code buffer}. */
+  static native void munlock(java.nio.ByteBuffer buffer, long len) throws NativeIoException;
+
+  /**
+   * Bytes this process may lock: the soft RLIMIT_MEMLOCK, or {@link Long#MAX_VALUE} when it is
+   * unlimited or the process holds CAP_IPC_LOCK.
+   */
+  static native long memlockLimit() throws NativeIoException;
+
+  /** sysconf(_SC_PAGESIZE). */
+  static native long pageSize() throws NativeIoException;
+
+  /** posix_fadvise(2) with Linux's POSIX_FADV_* numbers (0 NORMAL .. 5 NOREUSE). */
+  static native void fadvise(java.io.FileDescriptor fd, long offset, long len, int advice)
+      throws NativeIoException;
 }

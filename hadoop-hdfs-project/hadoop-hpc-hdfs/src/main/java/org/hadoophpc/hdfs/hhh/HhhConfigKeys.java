@@ -1,0 +1,43 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.hhh;
+
+/**
+ * Configuration keys of the HHH storage modes, read by {@link HhhConf}: on the DataNode by
+ * {@link HpcDataNode} (checks, tier tags, the Lustre volume), on the NameNode by
+ * {@link HhhNameNodePlugin} (the root's storage policy) and by {@code hdfs hhh -report}.
+ */
+public final class HhhConfigKeys {
+  private HhhConfigKeys() {
+  }
+
+  /**
+   * The storage mode: {@code off} (stock HDFS), {@code hhh} (RAM disk + SSD + HDD: the first
+   * replica on SSD, the rest on DISK; RAM_DISK for files and directories with the LAZY_PERSIST
+   * policy), {@code hhh-m} (in-memory: every new file is LAZY_PERSIST: written to RAM_DISK and
+   * persisted lazily to SSD/DISK) or {@code hhh-l} (as hhh-m, persisted to volumes on the
+   * Lustre mount). Unset: HiBD's {@link #HIBD_MODE_KEY}, else off.
+   */
+  public static final String MODE_KEY = "dfs.hpc.hhh.mode";
+
+  /** HiBD's spelling of {@link #MODE_KEY}: {@code Default}, {@code In-Memory}, {@code Lustre}. */
+  public static final String HIBD_MODE_KEY = "dfs.rdma.hhh.mode";
+
+  /**
+   * hhh-l: the directory on the Lustre mount the DataNodes persist to; each DataNode adds the
+   * volume {@code [DISK]<path>/<host>-<data port>} unless its data dirs already have persistent
+   * volumes there. Unset: HiBD's {@link #HIBD_LUSTRE_PATH_KEY}.
+   */
+  public static final String LUSTRE_PATH_KEY = "dfs.hpc.hhh.lustre.path";
+
+  /** HiBD's spelling of {@link #LUSTRE_PATH_KEY}. */
+  public static final String HIBD_LUSTRE_PATH_KEY = "dfs.rdma.lustre.path";
+
+  /**
+   * Whether the DataNode must refuse to start when its RAM_DISK directory is not on tmpfs or
+   * ramfs (a "RAM disk" on a real disk is only slower and still volatile to HDFS).
+   */
+  public static final String RAM_DISK_CHECK_KEY = "dfs.hpc.hhh.ram.disk.check";
+  public static final boolean RAM_DISK_CHECK_DEFAULT = true;
+}

@@ -53,7 +53,7 @@ public final class RamDiskChecksums {
         RandomAccessFile out = new RandomAccessFile(meta, "rw")) {
       out.seek(header);
       int n;
-      while ((n = readFully(in, bytes.array())) > 0) {
+      while ((n = in.readNBytes(bytes.array(), 0, bytes.capacity())) > 0) {
         bytes.position(0).limit(n);
         int chunks = (n + chunk - 1) / chunk;
         sums.clear().limit(chunks * sum.getChecksumSize());
@@ -61,14 +61,5 @@ public final class RamDiskChecksums {
         out.write(sums.array(), 0, sums.limit());
       }
     }
-  }
-
-  private static int readFully(InputStream in, byte[] buf) throws IOException {
-    int off = 0;
-    int n;
-    while (off < buf.length && (n = in.read(buf, off, buf.length - off)) > 0) {
-      off += n;
-    }
-    return off;
   }
 }

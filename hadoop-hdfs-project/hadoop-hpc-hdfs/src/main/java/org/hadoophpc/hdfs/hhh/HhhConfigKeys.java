@@ -40,4 +40,21 @@ public final class HhhConfigKeys {
    */
   public static final String RAM_DISK_CHECK_KEY = "dfs.hpc.hhh.ram.disk.check";
   public static final boolean RAM_DISK_CHECK_DEFAULT = true;
+
+  /**
+   * The share (0 &lt; x &lt;= 1) of the DataNode's locked memory
+   * ({@code dfs.datanode.max.locked.memory}) that RAM_DISK replicas may fill; the rest stays
+   * free, e.g. for centralized cache directives. Read by {@link RamTierLimit}.
+   */
+  public static final String RAM_USAGE_THRESHOLD_KEY = "dfs.hpc.hhh.ram.usage.threshold";
+  public static final float RAM_USAGE_THRESHOLD_DEFAULT = 1.0f;
+
+  /**
+   * What a DataNode does with a new block when its RAM_DISK replicas reach
+   * {@link #RAM_USAGE_THRESHOLD_KEY}: {@code evict} (stock HDFS's behaviour: drop the in-memory
+   * copies of replicas already persisted to make room; write to SSD/DISK when none is) or
+   * {@code fallback} (never evict: write new blocks to SSD/DISK until memory frees up).
+   */
+  public static final String RAM_FULL_ACTION_KEY = "dfs.hpc.hhh.ram.full.action";
+  public static final String RAM_FULL_ACTION_DEFAULT = "evict";
 }

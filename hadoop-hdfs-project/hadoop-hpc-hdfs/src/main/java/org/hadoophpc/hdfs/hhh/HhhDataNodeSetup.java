@@ -53,6 +53,12 @@ public final class HhhDataNodeSetup {
     HhhMode mode = HhhMode.from(conf);
     HhhDataNodeSetup setup = new HhhDataNodeSetup(mode);
     setup.readDataDirs(conf);
+    if (!setup.ramDirs.isEmpty()) {
+      RamTierLimit limit = RamTierLimit.from(conf); // a bad value stops the DataNode here
+      if (!limit.isStock()) {
+        setup.notes.add(limit.toString());
+      }
+    }
     if (mode == HhhMode.OFF) {
       return setup;
     }

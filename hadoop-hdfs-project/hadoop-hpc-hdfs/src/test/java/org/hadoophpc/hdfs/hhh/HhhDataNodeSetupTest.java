@@ -165,6 +165,20 @@ class HhhDataNodeSetupTest {
   }
 
   @Test
+  void aBadRamThresholdStopsTheDataNodeAndAGoodOneIsLogged() {
+    Configuration c = conf("hhh-m", "[RAM_DISK]" + SHM.resolve("hhh-test") + ",[DISK]" + disk);
+    c.set(HhhConfigKeys.RAM_USAGE_THRESHOLD_KEY, "80");
+    IllegalArgumentException e = refused(c, Long.MAX_VALUE);
+    assertTrue(e.getMessage().startsWith(HhhConfigKeys.RAM_USAGE_THRESHOLD_KEY + "=80"),
+        e.getMessage());
+    c.set(HhhConfigKeys.RAM_USAGE_THRESHOLD_KEY, "0.8");
+    c.set(HhhConfigKeys.RAM_FULL_ACTION_KEY, "fallback");
+    HhhDataNodeSetup s = HhhDataNodeSetup.apply(c, Long.MAX_VALUE, true, "");
+    assertTrue(s.notes().contains("RAM_DISK replicas use up to 80% of the locked memory, then go"
+        + " to SSD/DISK"), s.notes().toString());
+  }
+
+  @Test
   void offLeavesEverythingButTheSsdSpelling() {
     Configuration c = conf(null, "[SSD_DISK]" + disk);
     c.unset("dfs.datanode.max.locked.memory");

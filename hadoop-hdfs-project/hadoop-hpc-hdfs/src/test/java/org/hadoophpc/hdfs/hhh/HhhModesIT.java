@@ -151,10 +151,11 @@ class HhhModesIT {
   void aFullRamTierEvictsPersistedReplicasOrFallsBackWithoutFailingWrites() throws Exception {
     Path disk = work.resolve("disk");
     Configuration conf = conf(HhhMode.HHH_M, "[RAM_DISK]" + ram + ",[DISK]" + disk);
-    conf.set("dfs.datanode.max.locked.memory", String.valueOf(3 * BLOCK));
+    conf.set("dfs.datanode.max.locked.memory", String.valueOf(4 * BLOCK));
+    conf.set(HhhConfigKeys.RAM_USAGE_THRESHOLD_KEY, "0.75"); // 3 blocks; evict (the default)
     FileSystem fs = start(conf);
 
-    // Nothing persisted yet when the tier fills: blocks past its size fall back to DISK.
+    // Nothing persisted yet when the tier fills: blocks past its threshold fall back to DISK.
     byte[] first = bytes(5 * BLOCK, 3);
     org.apache.hadoop.fs.Path a = new org.apache.hadoop.fs.Path("/m/first");
     write(fs, a, first);
@@ -163,7 +164,7 @@ class HhhModesIT {
     assertTrue(perBlock.contains(StorageType.RAM_DISK) && perBlock.contains(StorageType.DISK),
         perBlock.toString());
     assertTrue(perBlock.stream().filter(t -> t == StorageType.RAM_DISK).count() <= 3,
-        perBlock.toString());
+        "the threshold, not the whole locked memory: " + perBlock);
 
     // Once they are persisted, new blocks get memory again by evicting the persisted ones.
     waitForPersisted(disk, perBlock.stream().filter(t -> t == StorageType.RAM_DISK).count());
@@ -171,6 +172,34 @@ class HhhModesIT {
     org.apache.hadoop.fs.Path b = new org.apache.hadoop.fs.Path("/m/second");
     write(fs, b, second);
     assertEquals(List.of(StorageType.RAM_DISK), tiers(fs, b), "evicted to make room");
+    assertArrayEquals(first, read(fs, a));
+    assertArrayEquals(second, read(fs, b));
+  }
+
+  @Test
+  void aRamTierSetToFallBackKeepsItsReplicasAndWritesNewBlocksToDisk() throws Exception {
+    Path disk = work.resolve("disk");
+    Configuration conf = conf(HhhMode.HHH_M, "[RAM_DISK]" + ram + ",[DISK]" + disk);
+    conf.set("dfs.datanode.max.locked.memory", String.valueOf(4 * BLOCK));
+    conf.set(HhhConfigKeys.RAM_USAGE_THRESHOLD_KEY, "0.5"); // 2 blocks
+    conf.set(HhhConfigKeys.RAM_FULL_ACTION_KEY, "fallback");
+    FileSystem fs = start(conf);
+
+    byte[] first = bytes(5 * BLOCK, 7);
+    org.apache.hadoop.fs.Path a = new org.apache.hadoop.fs.Path("/m/first");
+    write(fs, a, first);
+    List<StorageType> perBlock = tiersPerBlock(fs, a);
+    long inRam = perBlock.stream().filter(t -> t == StorageType.RAM_DISK).count();
+    assertTrue(inRam >= 1 && inRam <= 2, "at most half of the locked memory: " + perBlock);
+
+    // Even with every RAM_DISK replica persisted (stock would evict them now), new blocks go to
+    // DISK and the replicas in memory stay there.
+    waitForPersisted(disk, inRam);
+    byte[] second = bytes(2 * BLOCK, 8);
+    org.apache.hadoop.fs.Path b = new org.apache.hadoop.fs.Path("/m/second");
+    write(fs, b, second);
+    assertEquals(List.of(StorageType.DISK), tiers(fs, b), "fell back, nothing evicted");
+    assertEquals(perBlock, tiersPerBlock(fs, a), "the first file's replicas did not move");
     assertArrayEquals(first, read(fs, a));
     assertArrayEquals(second, read(fs, b));
   }

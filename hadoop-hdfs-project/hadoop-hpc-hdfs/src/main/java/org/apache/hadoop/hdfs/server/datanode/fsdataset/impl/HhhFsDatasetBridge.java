@@ -46,19 +46,20 @@ public final class HhhFsDatasetBridge extends FsDatasetImpl {
     if (ramLimit.isStock()) {
       return super.reserveLockedMemory(bytesNeeded);
     }
-    synchronized (ramLimit) { // one check-then-reserve at a time
-      long needed = cacheManager.roundUpPageSize(bytesNeeded);
-      long capacity = cacheManager.getMemCacheCapacity();
-      long limit = ramLimit.limit(capacity);
+    long needed = cacheManager.roundUpPageSize(bytesNeeded);
+    long capacity = cacheManager.getMemCacheCapacity();
+    long limit = ramLimit.limit(capacity);
+    if (cacheManager.getMemCacheUsed() + needed > limit) {
+      if (!ramLimit.evicts()) {
+        return false;
+      }
+      // Stock evicts until capacity - used >= its argument, i.e. until used + needed <= limit.
+      // Not under our lock: eviction takes the dataset's block-pool and volume locks.
+      evictLazyPersistBlocks(needed + capacity - limit);
+    }
+    synchronized (ramLimit) { // check-then-reserve, one writer at a time; no other lock inside
       if (cacheManager.getMemCacheUsed() + needed > limit) {
-        if (!ramLimit.evicts()) {
-          return false;
-        }
-        // stock evicts until capacity - used >= its argument, i.e. until used + needed <= limit
-        evictLazyPersistBlocks(needed + capacity - limit);
-        if (cacheManager.getMemCacheUsed() + needed > limit) {
-          return false;
-        }
+        return false;
       }
       return cacheManager.reserve(needed) > 0;
     }

@@ -9,6 +9,7 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
 import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -178,19 +179,27 @@ public final class ShuffleBench {
       double[] stock = new double[rounds];
       double[] hpc = new double[rounds];
       double[] raw = new double[rounds];
+      double[][] cpu = new double[3][rounds];
       for (int r = 0; r < rounds; r++) {
-        stock[r] = measure("stock", () -> fetchStock(stockPort));
-        hpc[r] = measure("hpc", () -> fetchHpc(conf, hpcPort));
-        raw[r] = measure("loopback-tcp", this::streamRaw);
+        double[] used = new double[1];
+        stock[r] = measure("stock", () -> fetchStock(stockPort), used);
+        cpu[0][r] = used[0];
+        hpc[r] = measure("hpc", () -> fetchHpc(conf, hpcPort), used);
+        cpu[1][r] = used[0];
+        raw[r] = measure("loopback-tcp", this::streamRaw, used);
+        cpu[2][r] = used[0];
         System.out.printf("round %d: stock %8.1f MB/s   hpc %8.1f MB/s   raw loopback tcp"
-            + " %8.1f MB/s%n", r + 1, stock[r], hpc[r], raw[r]);
+            + " %8.1f MB/s   (cpu s/GB: %.2f %.2f %.2f)%n", r + 1, stock[r], hpc[r], raw[r],
+            cpu[0][r], cpu[1][r], cpu[2][r]);
       }
       double s = median(stock);
       double h = median(hpc);
       double l = median(raw);
       System.out.printf("medians: stock %.1f MB/s, hpc %.1f MB/s, raw loopback tcp %.1f MB/s;"
-          + " hpc served %d bytes, %d pre-fetch hits%n", s, h, l,
-          handler.metrics().bytesServed(), handler.metrics().prefetchHits());
+          + " process cpu s/GB (both sides): stock %.2f, hpc %.2f, raw %.2f;"
+          + " hpc served %d bytes, %d pre-fetch hits%n", s, h, l, median(cpu[0]),
+          median(cpu[1]), median(cpu[2]), handler.metrics().bytesServed(),
+          handler.metrics().prefetchHits());
       System.out.printf(Locale.ROOT, "RESULT shuffle-fetch stock=%.1f hpc=%.1f speedup=%.2f%n",
           s, h, h / s);
       System.out.printf(Locale.ROOT,
@@ -202,11 +211,17 @@ public final class ShuffleBench {
     }
   }
 
-  /** Runs one fetch of everything; returns MB/s (10^6 bytes). */
-  private double measure(String what, Callable<Long> fetchAll) throws Exception {
+  /**
+   * Runs one fetch of everything; returns MB/s (10^6 bytes) and sets {@code cpuPerGb[0]} to the
+   * CPU seconds the process (service and reducers together) spent per 10^9 bytes.
+   */
+  private double measure(String what, Callable<Long> fetchAll, double[] cpuPerGb)
+      throws Exception {
+    long c0 = processCpuNanos();
     long t0 = System.nanoTime();
     long bytes = fetchAll.call();
     double secs = (System.nanoTime() - t0) / 1e9;
+    cpuPerGb[0] = (processCpuNanos() - c0) / 1e9 / (bytes / 1e9);
     long want = partition * maps * reducers;
     if (bytes != want) {
       throw new IllegalStateException(what + " moved " + bytes + " bytes, not " + want);
@@ -394,6 +409,11 @@ public final class ShuffleBench {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }
+  }
+
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory
+        .getOperatingSystemMXBean()).getProcessCpuTime();
   }
 
   private static double median(double[] v) {

@@ -21,6 +21,7 @@ public final class ShuffleConf {
   private final int portRange;
   private final String bindHost;
   private final int serverThreads;
+  private final int serverIoThreads;
   private final int serverQueue;
   private final long prefetchMax;
   private final int chunkSize;
@@ -43,6 +44,8 @@ public final class ShuffleConf {
     bindHost = conf.getTrimmed(BIND_HOST_KEY, BIND_HOST_DEFAULT);
     serverThreads = atLeast(SERVER_THREADS_KEY,
         conf.getInt(SERVER_THREADS_KEY, SERVER_THREADS_DEFAULT), 1);
+    serverIoThreads = atLeast(SERVER_IO_THREADS_KEY,
+        conf.getInt(SERVER_IO_THREADS_KEY, SERVER_IO_THREADS_DEFAULT), 0);
     serverQueue = atLeast(SERVER_QUEUE_KEY, conf.getInt(SERVER_QUEUE_KEY, SERVER_QUEUE_DEFAULT), 1);
     prefetchMax = bytes(conf, PREFETCH_MAX_KEY, PREFETCH_MAX_DEFAULT);
     if (prefetchMax < 0) {
@@ -107,6 +110,11 @@ public final class ShuffleConf {
     return serverThreads;
   }
 
+  /** Event threads of the service's transport; 0: {@code hadoop.hpc.transport.io.threads}. */
+  public int serverIoThreads() {
+    return serverIoThreads;
+  }
+
   public int serverQueue() {
     return serverQueue;
   }
@@ -148,6 +156,7 @@ public final class ShuffleConf {
   public String toString() {
     return "port=" + port + (portRange > 1 ? "+" + (portRange - 1) : "") + " chunk=" + chunkSize
         + " inflight=" + fetchInflight + " prefetch=" + prefetchMax + " strict=" + strict
-        + " sendfile=" + sendfile + " events=" + eventsInterval + "ms/" + eventsBudget + "/s";
+        + " sendfile=" + sendfile + " server.io.threads=" + serverIoThreads + " events="
+        + eventsInterval + "ms/" + eventsBudget + "/s";
   }
 }

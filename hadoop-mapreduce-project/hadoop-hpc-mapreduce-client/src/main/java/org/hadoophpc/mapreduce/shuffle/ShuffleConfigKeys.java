@@ -40,6 +40,16 @@ public final class ShuffleConfigKeys {
   public static final String SERVER_THREADS_KEY = "mapreduce.hpc.shuffle.server.threads";
   public static final int SERVER_THREADS_DEFAULT = 4;
 
+  /**
+   * Event threads of the service's transport (tcp; verbs runs one loop per transport), in place
+   * of {@code hadoop.hpc.transport.io.threads} for the NodeManager only; 0 keeps that key. The
+   * service sends every reducer's chunks (sendfile) from these threads: 8 reducers on 2 cores
+   * fetched 2.40-2.80 GB/s with one and 2.70-3.14 GB/s with four (dev-support/bench/shuffle,
+   * three alternated runs each).
+   */
+  public static final String SERVER_IO_THREADS_KEY = "mapreduce.hpc.shuffle.server.io.threads";
+  public static final int SERVER_IO_THREADS_DEFAULT = 4;
+
   /** Requests waiting for a reader thread before new ones are refused with BUSY (back-pressure). */
   public static final String SERVER_QUEUE_KEY = "mapreduce.hpc.shuffle.server.queue";
   public static final int SERVER_QUEUE_DEFAULT = 4096;

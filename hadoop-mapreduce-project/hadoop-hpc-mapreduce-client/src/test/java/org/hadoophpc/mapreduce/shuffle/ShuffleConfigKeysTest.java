@@ -60,6 +60,7 @@ class ShuffleConfigKeysTest {
         {ShuffleConfigKeys.PORT_KEY, "70000"},
         {ShuffleConfigKeys.PORT_RANGE_KEY, "0"},
         {ShuffleConfigKeys.FETCH_INFLIGHT_KEY, "0"},
+        {ShuffleConfigKeys.SERVER_IO_THREADS_KEY, "-1"},
         {ShuffleConfigKeys.PREFETCH_MAX_KEY, "-1"},
         {ShuffleConfigKeys.EVENTS_INTERVAL_KEY, "0"},
         {ShuffleConfigKeys.EVENTS_AM_BUDGET_KEY, "0"}}) {

@@ -28,6 +28,7 @@ import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 import org.hadoophpc.net.Listener;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
+import org.hadoophpc.net.TransportConfigKeys;
 import org.hadoophpc.net.TransportFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,6 +63,7 @@ public class HpcShuffleHandler extends ShuffleHandler {
   /** Where no-local-disks jobs publish map outputs (null: not configured on this node). */
   private SharedMapOutputs shared;
   private ExecutorService cleaner;
+  private int ioThreads;
 
   @Override
   protected void serviceInit(Configuration configuration) throws Exception {
@@ -74,11 +76,13 @@ public class HpcShuffleHandler extends ShuffleHandler {
   protected void serviceStart() throws Exception {
     super.serviceStart();
     Configuration c = getConfig();
-    TransportConf tc = TransportConf.from(c);
+    Configuration transportKeys = serviceTransportConf(c, conf);
+    TransportConf tc = TransportConf.from(transportKeys);
     metrics = new ShuffleServiceMetrics();
     metricsName = "HpcShuffleMetrics";
     DefaultMetricsSystem.instance().register(metricsName, "hadoop-hpc shuffle service", metrics);
-    transport = TransportFactory.create(c);
+    transport = TransportFactory.create(transportKeys);
+    ioThreads = tc.ioThreads();
     JobConf job = new JobConf(c);
     locator = new MapOutputLocator(getAuxiliaryLocalPathHandler(), job);
     if (!job.getTrimmed(ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY, "").isEmpty()) {
@@ -106,6 +110,19 @@ public class HpcShuffleHandler extends ShuffleHandler {
     LOG.info("hpc shuffle serving map outputs on {} over {} next to the stock shuffle on port"
         + " {} ({}; registered memory bound {} bytes)", listener.address(), transport.name(),
         c.get(SHUFFLE_PORT_CONFIG_KEY), conf, transport.bufferPool().maxBytes());
+  }
+
+  /**
+   * The transport keys the service runs with: the NodeManager's, with {@code
+   * mapreduce.hpc.shuffle.server.io.threads} event threads when that is not 0.
+   */
+  static Configuration serviceTransportConf(Configuration nm, ShuffleConf shuffle) {
+    if (shuffle.serverIoThreads() == 0) {
+      return nm;
+    }
+    Configuration c = new Configuration(nm);
+    c.setInt(TransportConfigKeys.IO_THREADS_KEY, shuffle.serverIoThreads());
+    return c;
   }
 
   /** Binds the first free port of the configured range. */
@@ -212,6 +229,11 @@ public class HpcShuffleHandler extends ShuffleHandler {
   /** The address the hpc shuffle listens on; null before start. */
   public InetSocketAddress address() {
     return listener == null ? null : listener.address();
+  }
+
+  /** Event threads of the service's transport (tcp; verbs uses one loop whatever this says). */
+  int ioThreads() {
+    return ioThreads;
   }
 
   public String transportName() {

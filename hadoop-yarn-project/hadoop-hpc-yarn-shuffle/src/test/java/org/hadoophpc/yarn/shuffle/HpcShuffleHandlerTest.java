@@ -192,6 +192,20 @@ class HpcShuffleHandlerTest {
   }
 
   @Test
+  void theServiceHasItsOwnEventThreadCount() throws Exception {
+    assertEquals(ShuffleConfigKeys.SERVER_IO_THREADS_DEFAULT, service.ioThreads());
+    Configuration c = conf(0, 1);
+    c.setInt(ShuffleConfigKeys.SERVER_IO_THREADS_KEY, 0); // 0: the transport's own key
+    c.setInt(TransportConfigKeys.IO_THREADS_KEY, 2);
+    HpcShuffleHandler other = startService(node, c);
+    try {
+      assertEquals(2, other.ioThreads());
+    } finally {
+      other.stop();
+    }
+  }
+
+  @Test
   void wrongJobTokenIsRejectedAndLogged() throws Exception {
     LogCapturer logs = LogCapturer.captureLogs(
         org.slf4j.LoggerFactory.getLogger(MapOutputServer.class));

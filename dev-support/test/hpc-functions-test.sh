@@ -51,6 +51,21 @@ assert_eq "bad --daemon mode exits 1" 1 "$?"
 assert_contains "bad --daemon mode is named" "--daemon takes start, stop or status, not 'restart'" "${out}"
 unset HADOOP_CONF_DIR
 
+echo "== hpc_java_opts"
+HADOOP_IDENT_STRING=u HPC_HOSTNAME=h HPC_LOGLEVEL="" HADOOP_HOME=/hh HADOOP_LOG_DIR=/logs
+HADOOP_PID_DIR=/pids HADOOP_OPTS="-Da=1" HADOOP_CLIENT_OPTS="-Xmx3g -Dc=2"
+# shellcheck disable=SC2034  # read by name (${!var}) in hpc_java_opts
+HDFS_DFS_OPTS="-Dd=3" HDFS_NAMENODE_OPTS="-Dn=4"
+hpc_java_opts hdfs dfs false true
+assert_contains "a command takes HADOOP_OPTS, HADOOP_CLIENT_OPTS, then its own, in order" \
+  "-Da=1 -Xmx3g -Dc=2 -Dd=3" "${HPC_JAVA_OPTS[*]}"
+hpc_java_opts hdfs namenode true
+assert_eq "a daemon does not take HADOOP_CLIENT_OPTS" "" \
+  "$(printf '%s\n' "${HPC_JAVA_OPTS[@]}" | grep -e -Xmx3g)"
+assert_contains "a daemon takes HADOOP_OPTS and its own" "-Da=1 -Dn=4" "${HPC_JAVA_OPTS[*]}"
+unset HADOOP_IDENT_STRING HPC_HOSTNAME HADOOP_HOME HADOOP_LOG_DIR HADOOP_PID_DIR HADOOP_OPTS \
+  HADOOP_CLIENT_OPTS HDFS_DFS_OPTS HDFS_NAMENODE_OPTS HPC_JAVA_OPTS
+
 echo "== hpc_upper"
 assert_eq "upper with dashes" "SECONDARY_NAME_NODE" "$(hpc_upper secondary-name-node)"
 

@@ -16,6 +16,8 @@
 # Extra JVM options for every command, and per daemon: HDFS_NAMENODE_OPTS, HDFS_DATANODE_OPTS,
 # YARN_RESOURCEMANAGER_OPTS, YARN_NODEMANAGER_OPTS, MAPRED_HISTORYSERVER_OPTS, ...
 # export HADOOP_OPTS=
+# Extra JVM options for commands only (hdfs dfs, hadoop jar, yarn application, ...), not daemons.
+# export HADOOP_CLIENT_OPTS=
 
 # Seconds sbin/start-*.sh wait for the cluster to be ready, and stop waits before KILL.
 # export HADOOP_HPC_START_TIMEOUT=180

@@ -154,9 +154,10 @@ hpc_upper() {
   printf '%s' "${s//-/_}"
 }
 
-## Builds HPC_JAVA_OPTS for PROGRAM SUBCMD; DAEMON=true logs to a file instead of the console.
+## Builds HPC_JAVA_OPTS for PROGRAM SUBCMD; DAEMON=true logs to a file instead of the console;
+## CLIENT=true (a command, not a daemon) adds HADOOP_CLIENT_OPTS, as Apache Hadoop does.
 hpc_java_opts() {
-  local program=$1 subcmd=$2 daemon=$3
+  local program=$1 subcmd=$2 daemon=$3 client=${4:-false}
   local logfile="hadoop-${HADOOP_IDENT_STRING}-${subcmd}-${HPC_HOSTNAME}.log"
   local root_logger=${HADOOP_ROOT_LOGGER:-INFO,console}
   if [[ "${daemon}" == "true" ]]; then
@@ -188,15 +189,21 @@ hpc_java_opts() {
   local var extra
   var="$(hpc_upper "${program}")_$(hpc_upper "${subcmd}")_OPTS"
   # shellcheck disable=SC2206
-  extra=(${HADOOP_OPTS:-} ${!var:-})
+  extra=(${HADOOP_OPTS:-})
+  if [[ "${client}" == "true" ]]; then
+    # shellcheck disable=SC2206
+    extra+=(${HADOOP_CLIENT_OPTS:-})
+  fi
+  # shellcheck disable=SC2206
+  extra+=(${!var:-})
   HPC_JAVA_OPTS+=("${extra[@]}")
 }
 
-## Runs CLASS in the foreground (replacing this shell).
+## Runs the command CLASS in the foreground (replacing this shell).
 hpc_java_exec() {
   local program=$1 subcmd=$2 class=$3
   shift 3
-  hpc_java_opts "${program}" "${subcmd}" false
+  hpc_java_opts "${program}" "${subcmd}" false true
   exec "${JAVA}" "${HPC_JAVA_OPTS[@]}" -cp "$(hpc_classpath)" "${class}" "$@"
 }
 
@@ -374,7 +381,9 @@ hpc_run_daemon() {
     start) hpc_daemon_start "${program}" "${subcmd}" "${class}" "$@" ;;
     stop) hpc_daemon_stop "${subcmd}" ;;
     status) hpc_daemon_status "${subcmd}" ;;
-    *) hpc_java_exec "${program}" "${subcmd}" "${class}" "$@" ;;
+    *) # a daemon in the foreground: no HADOOP_CLIENT_OPTS
+      hpc_java_opts "${program}" "${subcmd}" false false
+      exec "${JAVA}" "${HPC_JAVA_OPTS[@]}" -cp "$(hpc_classpath)" "${class}" "$@" ;;
   esac
 }
 

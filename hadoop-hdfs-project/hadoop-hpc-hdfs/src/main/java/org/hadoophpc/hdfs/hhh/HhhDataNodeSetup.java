@@ -212,12 +212,22 @@ public final class HhhDataNodeSetup {
     }
   }
 
-  /** A data dir (a path or a file: URI) as a local path. */
-  private static Path local(String dir) {
-    if (dir.startsWith("file:")) {
-      return Paths.get(URI.create(dir)).toAbsolutePath().normalize();
+  /** A data dir (a path or a file: URI) as a local path; anything else is refused, named. */
+  static Path local(String dir) {
+    try {
+      if (dir.startsWith("file:")) {
+        return Paths.get(URI.create(dir)).toAbsolutePath().normalize();
+      }
+      if (dir.matches("[a-zA-Z][a-zA-Z0-9+.-]*://.*")) {
+        throw new IllegalArgumentException("a " + dir.substring(0, dir.indexOf(':'))
+            + ": URI");
+      }
+      return Paths.get(dir).toAbsolutePath().normalize();
+    } catch (IllegalArgumentException | java.nio.file.FileSystemNotFoundException e) {
+      throw new IllegalArgumentException(DFSConfigKeys.DFS_DATANODE_DATA_DIR_KEY + ": " + dir
+          + " is not a local directory (" + e.getMessage() + "); give a path or a file:///"
+          + " URI", e);
     }
-    return Paths.get(dir).toAbsolutePath().normalize();
   }
 
   /** The file system type of p, or of its nearest existing ancestor (the DataNode creates p). */

@@ -88,6 +88,18 @@ class HhhDataNodeSetupTest {
   }
 
   @Test
+  void aDataDirThatIsNotLocalIsRefusedByName() {
+    for (String bad : new String[] {"file://somehost/dev/shm/ram", "hdfs://nn:8020/ram",
+        "file:/dev/shm/a b"}) {
+      IllegalArgumentException e = refused(conf("hhh-m", "[RAM_DISK]" + bad + ",[DISK]"
+          + disk.resolve("hdd")), Long.MAX_VALUE);
+      assertTrue(e.getMessage().startsWith("dfs.datanode.data.dir: " + bad
+          + " is not a local directory"), e.getMessage());
+    }
+    assertEquals(Paths.get("/dev/shm/ram"), HhhDataNodeSetup.local("file:///dev/shm/ram"));
+  }
+
+  @Test
   void aRamDiskOffTmpfsIsRefusedUnlessTheCheckIsOff() {
     Configuration c = conf("hhh-m", "[RAM_DISK]" + disk.resolve("ram") + ",[DISK]"
         + disk.resolve("hdd"));

@@ -97,8 +97,10 @@ class NodeManagerLossIT {
     int stockPort = ShuffleHandler.deserializeMetaData(victim.getNMContext().getAuxServices()
         .getMetaData().get(ShuffleHandler.MAPREDUCE_SHUFFLE_SERVICEID));
     long held = mapOutputsAt(job, ":" + stockPort);
-    victim.stop();
+    // checked before the stop: stopping a MiniYARNCluster NodeManager takes 15-20 s (it waits for
+    // its applications, then for its RPC server), long enough for the reducers to finish the job
     assertFalse(job.isComplete(), "the job ended before its shuffle");
+    victim.stop();
     assertTrue(held > 0, "the stopped NodeManager held no map output (port " + stockPort + ")");
 
     assertTrue(job.waitForCompletion(false), "the job failed after losing a NodeManager: "

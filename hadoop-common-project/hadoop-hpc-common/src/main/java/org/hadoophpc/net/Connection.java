@@ -137,6 +137,28 @@ public interface Connection extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Most a peer may send in one frame before {@link #trust()}: enough for any request a handler
+   * authenticates with (a shuffle open names at most 4096 map attempts), far below
+   * {@code max.message.size}, so connections that never authenticate pin little memory.
+   */
+  int UNTRUSTED_MAX_MESSAGE_BYTES = 256 * 1024;
+
+  /**
+   * Marks the peer authenticated. On an accepted connection whose handler
+   * {@link RequestHandler#authenticates()}, until this is called the peer may have one request
+   * unanswered, of at most {@link #UNTRUSTED_MAX_MESSAGE_BYTES}, and no one-sided operation; a
+   * peer that sends more, or does not authenticate within {@code hadoop.hpc.transport.io.timeout},
+   * is disconnected. Other connections are trusted from the start. Any thread; idempotent.
+   */
+  default void trust() {
+  }
+
+  /** False while the peer of an authenticating handler has not authenticated. */
+  default boolean trusted() {
+    return true;
+  }
+
   /** Closes the connection; pending operations fail with {@link ConnectionClosedException}. */
   @Override
   void close();

@@ -39,6 +39,15 @@ public interface RequestHandler {
     onRequest(connection, request, new BoundResponder(connection, requestId));
   }
 
+  /**
+   * True when this handler authenticates its peers and calls {@link Connection#trust()} once one
+   * has: its connections then start untrusted (small frames, one request at a time, a deadline
+   * to authenticate). The default, false, trusts every peer.
+   */
+  default boolean authenticates() {
+    return false;
+  }
+
   /** The connection closed (either side, or the peer died). */
   default void onClose(Connection connection) {
   }

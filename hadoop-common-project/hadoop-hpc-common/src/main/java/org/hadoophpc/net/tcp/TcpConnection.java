@@ -97,6 +97,12 @@ final class TcpConnection implements Connection {
   /** Not reading: the pool was exhausted (retried by the loop) or too many unanswered. */
   private boolean starved;
   private boolean throttled;
+  /** False until the handler trusts the peer (handlers that authenticate; see trust()). */
+  private volatile boolean trusted;
+  private final long createdNanos = System.nanoTime();
+  /** A frame has begun to arrive (its first header byte) and is not complete yet. */
+  private boolean inFrame;
+  private long frameStartNanos;
 
   TcpConnection(TcpTransport transport, TcpEventLoop loop, SocketChannel channel,
       RequestHandler handler, InetSocketAddress remote) {
@@ -119,6 +125,22 @@ final class TcpConnection implements Connection {
     this.spareOps = new SpareObjects<>(maxInflight, () -> new TcpOp(this));
     this.answers = new AnswerSlots<>(handler == null ? 1 : maxInflight,
         i -> new TcpResponder(this, i));
+    this.trusted = handler == null || !handler.authenticates();
+  }
+
+  @Override
+  public void trust() {
+    trusted = true;
+  }
+
+  @Override
+  public boolean trusted() {
+    return trusted;
+  }
+
+  /** Requests the handler may hold unanswered before reading stops. */
+  private int answerLimit() {
+    return trusted ? maxInflight : 1;
   }
 
   /** Called by the loop once the channel is registered for reading. */
@@ -357,7 +379,7 @@ final class TcpConnection implements Connection {
       }
       writeQueue.add(f);
     }
-    if (throttled && unanswered < maxInflight) {
+    if (throttled && unanswered < answerLimit()) {
       throttled = false;
       resumeReading();
     }
@@ -421,7 +443,7 @@ final class TcpConnection implements Connection {
         return;
       }
       if (!headerRead) {
-        if (handler != null && unanswered >= maxInflight) {
+        if (handler != null && unanswered >= answerLimit()) {
           throttled = true;
           stopReading();
           return;
@@ -430,6 +452,10 @@ final class TcpConnection implements Connection {
         if (n < 0) {
           closeNow("closed by peer (end of stream)", null, null);
           return;
+        }
+        if (n > 0 && !inFrame) {
+          inFrame = true;
+          frameStartNanos = System.nanoTime();
         }
         if (inHeader.hasRemaining()) {
           return;
@@ -472,6 +498,7 @@ final class TcpConnection implements Connection {
         return;
       }
       headerRead = false;
+      inFrame = false;
       inHeader.clear();
     }
   }
@@ -491,6 +518,12 @@ final class TcpConnection implements Connection {
     } else if (length > 0 && (type == TcpFrame.READ_REQUEST || type == TcpFrame.WRITE_ACK
         || type == TcpFrame.CLOSE)) {
       problem = TcpFrame.name(type) + " with a payload";
+    } else if (!trusted && type != TcpFrame.REQUEST && type != TcpFrame.CLOSE) {
+      problem = TcpFrame.name(type) + " from a peer that has not authenticated";
+    } else if (!trusted && length > Connection.UNTRUSTED_MAX_MESSAGE_BYTES) {
+      problem = TcpFrame.name(type) + " of " + length + " bytes from a peer that has not"
+          + " authenticated (at most " + Connection.UNTRUSTED_MAX_MESSAGE_BYTES + " before it"
+          + " does)";
     }
     if (problem != null) {
       LOG.warn("protocol error from {}: {}; closing the connection", peer, problem);
@@ -748,6 +781,20 @@ final class TcpConnection implements Connection {
   /** Fails operations past their deadline; a stalled frame closes the connection. */
   void sweep(long now) {
     if (finished) {
+      return;
+    }
+    if (inFrame && now - frameStartNanos >= ioTimeoutNanos) {
+      LOG.warn("{} sent part of a frame and nothing more for {} ms; closing the connection", peer,
+          TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos));
+      closeNow("a frame did not arrive in full within the i/o timeout"
+          + " (hadoop.hpc.transport.io.timeout)", null, null);
+      return;
+    }
+    if (!trusted && now - createdNanos >= ioTimeoutNanos) {
+      LOG.warn("{} did not authenticate within {} ms; closing the connection", peer,
+          TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos));
+      closeNow("the peer did not authenticate within the i/o timeout"
+          + " (hadoop.hpc.transport.io.timeout)", null, null);
       return;
     }
     for (TcpOp op : slots) {

@@ -23,6 +23,8 @@ public final class FetchSession implements Closeable {
   private final Connection connection;
   private final OpenResponse response;
   private final int port;
+  private final java.util.concurrent.atomic.LongAdder received =
+      new java.util.concurrent.atomic.LongAdder();
 
   FetchSession(ShuffleFetchClient client, Connection connection, OpenResponse response,
       int port) {
@@ -49,7 +51,13 @@ public final class FetchSession implements Closeable {
       throw new IllegalStateException("map #" + i + " is " + p.status() + ": " + p.message());
     }
     return new PartitionStream(connection, client.pool(), response.session(), i,
-        p.partLength(), client.chunkSize(), client.conf().fetchInflight(), client.waitMs());
+        p.partLength(), client.chunkSize(), client.conf().fetchInflight(), client.waitMs(),
+        received);
+  }
+
+  /** Map-output bytes that arrived from the service in this session's answers so far. */
+  public long bytesReceived() {
+    return received.sum();
   }
 
   /** Ends the session on the service (not waiting for its answer). */

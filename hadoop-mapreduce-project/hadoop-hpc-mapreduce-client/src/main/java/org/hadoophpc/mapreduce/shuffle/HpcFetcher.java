@@ -58,6 +58,10 @@ final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
     if (maps.isEmpty()) {
       return;
     }
+    // As stock's Fetcher: every map not copied goes back to the scheduler (in the finally),
+    // failed ones included, after copyFailed has counted the failure and penalised the host.
+    // So a map that keeps failing is fetched again, reported to the AM again and finally
+    // re-run; a reducer never waits for a map nobody will fetch.
     Set<TaskAttemptID> remaining = new LinkedHashSet<>(maps);
     List<String> ids = new ArrayList<>(maps.size());
     for (TaskAttemptID m : maps) {
@@ -69,15 +73,14 @@ final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
       if (session == null) {
         return;
       }
+      List<TaskAttemptID> unreadable = new ArrayList<>();
       for (int i = 0; i < maps.size() && !stopped; i++) {
         TaskAttemptID map = maps.get(i);
         OpenResponse.Partition p = session.partitions().get(i);
         if (p.status() != OpenResponse.Status.OK || p.rawLength() < 0 || p.partLength() < 0) {
           LOG.warn("fetcher#{}: {} cannot serve {} for reduce {}: {} {}", id, host, map, reduce,
               p.status(), p.message());
-          metrics.failedFetch();
-          remaining.remove(map);
-          scheduler.copyFailed(map, host, true, false);
+          unreadable.add(map);
           continue;
         }
         MapOutput<K, V> out;
@@ -90,9 +93,10 @@ final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
         if (out == null) {
           LOG.info("fetcher#{}: merge manager asks to wait; {} maps go back", id,
               remaining.size());
-          return;
+          break;
         }
         long start = Time.monotonicNow();
+        long before = session.bytesReceived();
         try (InputStream in = session.stream(i)) {
           LOG.debug("fetcher#{}: {} ({} bytes, {} raw) from {} to {}", id, map, p.partLength(),
               p.rawLength(), host, out.getDescription());
@@ -102,19 +106,26 @@ final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
           throw e;
         } catch (InternalError | Exception e) {
           out.abort();
+          consumer.countBytes(session.bytesReceived() - before);
           LOG.warn("fetcher#{}: failed to shuffle the output of {} from {} over {}", id, map,
               host, client.transportName(), e);
           metrics.failedFetch();
-          remaining.remove(map);
           scheduler.hostFailed(host.getHostName());
           scheduler.copyFailed(map, host, true, false);
           client.forget(host.getHostName());
           return;
         }
+        consumer.countBytes(session.bytesReceived() - before);
         scheduler.copySucceeded(map, host, p.partLength(), start, Time.monotonicNow(), out);
         remaining.remove(map);
         metrics.successFetch();
-        consumer.countBytes(p.partLength());
+      }
+      if (!unreadable.isEmpty()) {
+        scheduler.hostFailed(host.getHostName());
+        for (TaskAttemptID map : unreadable) {
+          metrics.failedFetch();
+          scheduler.copyFailed(map, host, true, false);
+        }
       }
     } finally {
       if (session != null) {
@@ -126,7 +137,7 @@ final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
     }
   }
 
-  /** Opens the session, or handles why not and returns null. */
+  /** Opens the session, or handles why not (the maps stay in {@code remaining}) and null. */
   private FetchSession open(MapHost host, List<String> ids, Set<TaskAttemptID> remaining)
       throws IOException {
     try {
@@ -135,37 +146,49 @@ final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
       if (stockShuffleAnswers(host.getHostName())) {
         consumer.requestFallback(e.getMessage() + ", while the stock shuffle of "
             + host.getHostName() + " answers: is yarn.nodemanager.aux-services.mapreduce_shuffle"
-            + ".class=org.hadoophpc.yarn.shuffle.HpcShuffleHandler on that NodeManager, and "
-            + ShuffleConfigKeys.PORT_KEY + " the same for the job and the NodeManager?");
+            + ".class=org.hadoophpc.yarn.shuffle.HpcShuffleHandler on that NodeManager, did its"
+            + " hpc listener start (its log says why not), and are " + ShuffleConfigKeys.PORT_KEY
+            + " and " + ShuffleConfigKeys.PORT_RANGE_KEY + " the same for the job and the"
+            + " NodeManager?");
         return null;
       }
-      LOG.warn("fetcher#{}: {} is unreachable (neither the hpc nor the stock shuffle answers):"
-          + " reporting its {} maps as failed fetches", id, host, remaining.size(), e);
-      scheduler.hostFailed(host.getHostName());
-      for (TaskAttemptID m : remaining) {
-        metrics.failedFetch();
-        scheduler.copyFailed(m, host, false, true);
-      }
-      remaining.clear();
+      hostFailed(host, remaining, true, "is unreachable (neither the hpc nor the stock shuffle"
+          + " answers)", e);
       return null;
     } catch (ShuffleServiceException e) {
-      if (e.code() == ShuffleError.UNKNOWN_JOB) {
-        consumer.requestFallback("the hpc shuffle at " + host.getHostName()
-            + " holds no job token for " + jobId + " (" + e.getMessage() + ")");
-        return null;
-      }
       if (e.code() == ShuffleError.BUSY) {
         LOG.info("fetcher#{}: {} is busy; retrying later", id, host);
         try {
-          Thread.sleep(BUSY_BACKOFF_MS);
+          Thread.sleep(BUSY_BACKOFF_MS); // stock's penalize is package-private
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
           throw new InterruptedIOException("interrupted");
         }
         return null;
       }
-      throw new IOException("the hpc shuffle at " + host.getHostName()
-          + " refused reduce " + reduce + " of " + jobId + ": " + e.getMessage(), e);
+      // The NodeManager beside the maps answered but will not serve them: it stopped the job
+      // (shutting down, or the job's application ended there) or refuses the request. Stock's
+      // fetcher meets the same NodeManager refusing its URL and counts a failure per map.
+      hostFailed(host, remaining, false, "refused the fetch", e);
+      return null;
+    } catch (InterruptedIOException e) {
+      throw e;
+    } catch (IOException e) {
+      hostFailed(host, remaining, false, "failed the open", e);
+      return null;
+    }
+  }
+
+  /** As stock's fetcher when a host cannot be fetched from: one failure per map, none dropped. */
+  private void hostFailed(MapHost host, Set<TaskAttemptID> remaining, boolean connect,
+      String what, Exception e) {
+    LOG.warn("fetcher#{}: {} {} over {}: reporting its {} maps as failed fetches: {}", id, host,
+        what, client.transportName(), remaining.size(), e.getMessage());
+    client.forget(host.getHostName());
+    scheduler.hostFailed(host.getHostName());
+    for (TaskAttemptID m : remaining) {
+      metrics.failedFetch();
+      scheduler.copyFailed(m, host, false, connect);
     }
   }
 

@@ -88,14 +88,22 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     this.reduceId = ctx.getReduceId();
     this.reporter = ctx.getReporter();
     String stockWhy = null;
+    boolean encryption = false;
     if (ctx.getLocalMapFiles() != null) {
       stockWhy = "the map outputs are local (uber or local job)";
     } else if (jobConf.getBoolean(MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA,
         MRJobConfig.DEFAULT_MR_ENCRYPTED_INTERMEDIATE_DATA)) {
       stockWhy = MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA + "=true is served by stock only";
+      encryption = true;
+    } else if (jobConf.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
+      stockWhy = sslStockReason(jobConf);
+      encryption = stockWhy != null;
     }
     if (stockWhy != null) {
       LOG.info("hpc shuffle: using the stock shuffle because {}", stockWhy);
+      if (encryption) {
+        reporter.incrCounter(HpcShuffleCounter.STOCK_FOR_ENCRYPTION, 1);
+      }
       stock = new Shuffle<>();
       stock.init(ctx);
       return;
@@ -207,6 +215,29 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     }
     shared.checkUsable();
     return shared;
+  }
+
+  /**
+   * Why a job on TLS shuffle ({@code mapreduce.shuffle.ssl.enabled=true}) uses stock's shuffle,
+   * or null when it may use ours: only over verbs, and only when the admin declared the fabric
+   * trusted with {@link ShuffleConfigKeys#SSL_VERBS_PLAINTEXT_KEY} (NodeManagers on TLS do not
+   * serve the hpc shuffle over tcp at all).
+   */
+  private static String sslStockReason(JobConf job) {
+    String ssl = ShuffleConfigKeys.STOCK_SSL_ENABLED + "=true";
+    if (!job.getBoolean(ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY,
+        ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_DEFAULT)) {
+      return ssl + " and the hpc shuffle does not encrypt (set "
+          + ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY + "=true to allow plaintext over verbs)";
+    }
+    try (Transport t = TransportFactory.create(job)) {
+      if (!"verbs".equals(t.name())) {
+        return ssl + " and the transport here is " + t.name() + ", not verbs";
+      }
+      return null;
+    } catch (IOException | RuntimeException e) {
+      return ssl + " and the transport could not open (" + e.getMessage() + ")";
+    }
   }
 
   private void openTransport() throws IOException {

@@ -14,5 +14,11 @@ public enum HpcShuffleCounter {
   /** Map-output bytes read straight from the shared Lustre mount (no-local-disks mode). */
   BYTES_FROM_LUSTRE,
   /** Reduce tasks that fell back to the stock HTTP shuffle (the task log says why). */
-  FALLBACKS
+  FALLBACKS,
+  /**
+   * Reduce tasks that used the stock shuffle from the start because the job asked for encryption
+   * the hpc path does not give ({@code mapreduce.shuffle.ssl.enabled} on tcp, or encrypted
+   * intermediate data); the task log says which.
+   */
+  STOCK_FOR_ENCRYPTION
 }

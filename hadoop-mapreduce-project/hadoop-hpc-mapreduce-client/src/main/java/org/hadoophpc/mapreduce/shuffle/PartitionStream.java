@@ -28,6 +28,8 @@ final class PartitionStream extends InputStream {
   private final int chunk;
   private final int window;
   private final long timeoutMs;
+  /** Bytes that arrived in answers (counted before they are checked). */
+  private final java.util.concurrent.atomic.LongAdder received;
   private final ArrayDeque<CompletableFuture<Buffer>> pending = new ArrayDeque<>();
   private final ArrayDeque<Integer> pendingLengths = new ArrayDeque<>();
   private long requested;
@@ -36,7 +38,7 @@ final class PartitionStream extends InputStream {
   private boolean closed;
 
   PartitionStream(Connection connection, BufferPool pool, long session, int map, long length,
-      int chunk, int window, long timeoutMs) {
+      int chunk, int window, long timeoutMs, java.util.concurrent.atomic.LongAdder received) {
     this.connection = connection;
     this.pool = pool;
     this.session = session;
@@ -45,6 +47,7 @@ final class PartitionStream extends InputStream {
     this.chunk = chunk;
     this.window = window;
     this.timeoutMs = timeoutMs;
+    this.received = received;
   }
 
   @Override
@@ -98,6 +101,7 @@ final class PartitionStream extends InputStream {
     int expected = pendingLengths.poll();
     Buffer b = Futures.await(f, timeoutMs, "read of " + expected + " bytes at "
         + (delivered) + " of map #" + map + " from " + connection.remoteAddress());
+    received.add(b.readableBytes());
     if (b.readableBytes() != expected) {
       int got = b.readableBytes();
       b.release();

@@ -28,15 +28,20 @@ public final class ShuffleConf {
   private final int fetchInflight;
   private final boolean strict;
   private final boolean sendfile;
+  private final boolean sslVerbsPlaintext;
   private final int eventsInterval;
   private final int eventsBudget;
 
   private ShuffleConf(Configuration conf) {
     port = conf.getInt(PORT_KEY, PORT_DEFAULT);
     if (port < 0 || port > 65535) {
-      throw new IllegalArgumentException(PORT_KEY + "=" + port + " is not a port number");
+      throw new IllegalArgumentException(PORT_KEY + "=" + port + " is not a port number (0: the"
+          + " NodeManager's mapreduce.shuffle.port + 1)");
     }
     portRange = atLeast(PORT_RANGE_KEY, conf.getInt(PORT_RANGE_KEY, PORT_RANGE_DEFAULT), 1);
+    if (portRange > 1024) {
+      throw new IllegalArgumentException(PORT_RANGE_KEY + "=" + portRange + " is more than 1024");
+    }
     if (port + portRange - 1 > 65535) {
       throw new IllegalArgumentException(PORT_KEY + "=" + port + " with " + PORT_RANGE_KEY + "="
           + portRange + " goes past port 65535");
@@ -62,6 +67,7 @@ public final class ShuffleConf {
         conf.getInt(FETCH_INFLIGHT_KEY, FETCH_INFLIGHT_DEFAULT), 1);
     strict = conf.getBoolean(STRICT_KEY, STRICT_DEFAULT);
     sendfile = conf.getBoolean(SENDFILE_KEY, SENDFILE_DEFAULT);
+    sslVerbsPlaintext = conf.getBoolean(SSL_VERBS_PLAINTEXT_KEY, SSL_VERBS_PLAINTEXT_DEFAULT);
     eventsInterval = atLeast(EVENTS_INTERVAL_KEY,
         conf.getInt(EVENTS_INTERVAL_KEY, EVENTS_INTERVAL_DEFAULT), 1);
     eventsBudget = atLeast(EVENTS_AM_BUDGET_KEY,
@@ -100,6 +106,38 @@ public final class ShuffleConf {
 
   public int portRange() {
     return portRange;
+  }
+
+  /**
+   * The ports the service of a NodeManager whose stock shuffle listens on {@code stockPort} may
+   * hold, in the order the service tries to bind them and reducers try to reach them: from
+   * {@link ShuffleConfigKeys#PORT_KEY}, or from {@code stockPort + 1} when that is 0; never
+   * {@code stockPort} itself, never past 65535.
+   */
+  public int[] ports(int stockPort) {
+    int first = port > 0 ? port : stockPort + 1;
+    int[] out = new int[portRange];
+    int n = 0;
+    for (int p = first; n < portRange && p <= 65535; p++) {
+      if (p != stockPort && p > 0) {
+        out[n++] = p;
+      }
+    }
+    return java.util.Arrays.copyOf(out, n);
+  }
+
+  /** The ports as a reader would write them ("13563" or "13563-13570"). */
+  public String describePorts(int stockPort) {
+    int[] p = ports(stockPort);
+    if (p.length == 0) {
+      return "(none below 65536)";
+    }
+    return p.length == 1 ? Integer.toString(p[0]) : p[0] + "-" + p[p.length - 1];
+  }
+
+  /** Plaintext over verbs is allowed while stock's shuffle is on TLS. */
+  public boolean sslVerbsPlaintext() {
+    return sslVerbsPlaintext;
   }
 
   public String bindHost() {
@@ -154,7 +192,8 @@ public final class ShuffleConf {
 
   @Override
   public String toString() {
-    return "port=" + port + (portRange > 1 ? "+" + (portRange - 1) : "") + " chunk=" + chunkSize
+    return "port=" + (port == 0 ? "stock+1" : Integer.toString(port))
+        + (portRange > 1 ? "+" + (portRange - 1) : "") + " chunk=" + chunkSize
         + " inflight=" + fetchInflight + " prefetch=" + prefetchMax + " strict=" + strict
         + " sendfile=" + sendfile + " server.io.threads=" + serverIoThreads + " events="
         + eventsInterval + "ms/" + eventsBudget + "/s";

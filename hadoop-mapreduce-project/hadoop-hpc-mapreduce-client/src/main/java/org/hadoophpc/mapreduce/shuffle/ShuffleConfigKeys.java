@@ -18,23 +18,42 @@ public final class ShuffleConfigKeys {
   }
 
   /**
-   * First port of the shuffle service. A fixed port, like stock's {@code mapreduce.shuffle.port}:
-   * the MapReduce AM only advertises the stock service's port, so reducers find ours by number.
+   * First port of the shuffle service. 0 (the default): the port after the NodeManager's own
+   * stock shuffle port ({@code mapreduce.shuffle.port}, 13562, so 13563), which the MapReduce AM
+   * advertises to reducers: every NodeManager's service then has its own port even when several
+   * share a host. A fixed number works as well (all NodeManagers must agree with the jobs).
    */
   public static final String PORT_KEY = "mapreduce.hpc.shuffle.port";
-  public static final int PORT_DEFAULT = 13563;
+  public static final int PORT_DEFAULT = 0;
 
   /**
-   * How many ports from {@link #PORT_KEY} on: a service binds the first free one and reducers try
-   * them in turn (asking each for the map outputs it needs). 1 for one NodeManager per host; more
-   * when several NodeManagers share a host (mini clusters, tests).
+   * How many ports from the first on: a service binds the first free one and reducers try them
+   * in order. Every answer names the stock shuffle port of the NodeManager it belongs to, and a
+   * reducer only trusts the service beside the map outputs it fetches, so a port held by another
+   * NodeManager (or anything else) is skipped, never used.
    */
   public static final String PORT_RANGE_KEY = "mapreduce.hpc.shuffle.port.range";
-  public static final int PORT_RANGE_DEFAULT = 1;
+  public static final int PORT_RANGE_DEFAULT = 8;
 
-  /** Address the service binds; empty: all interfaces (0.0.0.0). */
+  /**
+   * Address the service binds; empty (the default): the NodeManager's own, that is
+   * {@code yarn.nodemanager.bind-host} when set, else the host of {@code yarn.nodemanager.address}
+   * unless it is a wildcard, else all interfaces.
+   */
   public static final String BIND_HOST_KEY = "mapreduce.hpc.shuffle.bind-host";
   public static final String BIND_HOST_DEFAULT = "";
+
+  /**
+   * With {@code mapreduce.shuffle.ssl.enabled=true} the hpc shuffle never moves map outputs in
+   * plaintext over tcp: the NodeManager does not open its hpc listener on tcp and reducers use
+   * stock's (TLS) shuffle. Over verbs it serves plaintext only when this is true (the admin
+   * declares the RDMA fabric trusted).
+   */
+  public static final String SSL_VERBS_PLAINTEXT_KEY = "mapreduce.hpc.shuffle.ssl.verbs.plaintext";
+  public static final boolean SSL_VERBS_PLAINTEXT_DEFAULT = false;
+
+  /** Stock's key for TLS on the shuffle (both the NodeManager and the job read it). */
+  public static final String STOCK_SSL_ENABLED = "mapreduce.shuffle.ssl.enabled";
 
   /** Service threads reading map-output files (the transport's event threads never block). */
   public static final String SERVER_THREADS_KEY = "mapreduce.hpc.shuffle.server.threads";

@@ -27,9 +27,10 @@ import org.hadoophpc.net.TransportConf;
  * task's life; {@link #open} authenticates a fetch and returns its {@link FetchSession}.
  *
  * <p>Finding the service: hosts are named {@code host:stockShufflePort} by the MapReduce AM,
- * which knows nothing of our port; the service listens on a fixed port, or on the first free
- * one of {@code mapreduce.hpc.shuffle.port.range} ports when several NodeManagers share a host.
- * With a range, each port is asked for the maps in turn and the one holding them is remembered.
+ * which knows nothing of our port. A service listens on the first free one of its ports
+ * ({@link ShuffleConf#ports}: by default the stock port + 1, + 2, ...), and the client tries them
+ * in the same order; every open names the stock port it means, so the first service that
+ * accepts it is the one beside the map outputs, and it is remembered for the host.
  *
  * <p>Thread-safe: fetcher threads share it, each working on its own host.
  */
@@ -40,6 +41,8 @@ public final class ShuffleFetchClient implements Closeable {
   private final SecretKey key;
   private final int chunkSize;
   private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
+  /** Stock's {@code mapreduce.shuffle.port} default, for hosts named without a port. */
+  static final int DEFAULT_STOCK_PORT = 13562;
 
   private record Endpoint(Connection connection, int port) {
   }
@@ -76,23 +79,31 @@ public final class ShuffleFetchClient implements Closeable {
   }
 
   /**
-   * Opens a fetch of partition {@code reduce} of {@code maps} at {@code host} ("name" or
-   * "name:stockPort").
+   * Opens a fetch of partition {@code reduce} of {@code maps} at {@code host} ("name:stockPort",
+   * as the MapReduce AM names map hosts, or "name"). Only the service of the NodeManager whose
+   * stock shuffle listens on {@code stockPort} is used: the request names that port, another
+   * NodeManager's service answers {@link ShuffleError#WRONG_SERVICE} and the client goes on to
+   * the next port; an answer naming another port is not trusted either.
    *
-   * @throws ServiceUnreachableException no service accepted a connection on any port
-   * @throws ShuffleServiceException     the service refused (unknown job, bad token, busy)
+   * @throws ServiceUnreachableException no service of that NodeManager answers on any port
+   * @throws ShuffleServiceException     that NodeManager's service refused (unknown job, bad
+   *                                     token, busy)
    */
   public FetchSession open(String host, String jobId, int reduce, List<String> maps)
       throws IOException {
     String hash = ShuffleAuth.requestHash(jobId, reduce, maps, key);
-    OpenRequest request = new OpenRequest(jobId, reduce, chunkSize, maps, hash);
+    int stockPort = stockPort(host);
+    OpenRequest request = new OpenRequest(stockPort, jobId, reduce, chunkSize, maps, hash);
     Endpoint known = endpoints.get(host);
     if (known != null) {
       if (known.connection().isOpen()) {
         try {
           return new FetchSession(this, known.connection(), send(known, request), known.port());
         } catch (ShuffleServiceException e) {
-          throw e;
+          if (e.code() != ShuffleError.WRONG_SERVICE) {
+            throw e;
+          }
+          forget(host);
         } catch (IOException e) {
           forget(host); // connection broke: find the service again
         }
@@ -101,10 +112,10 @@ public final class ShuffleFetchClient implements Closeable {
       }
     }
     String name = hostName(host);
+    int[] ports = conf.ports(stockPort == 0 ? DEFAULT_STOCK_PORT : stockPort);
     IOException last = null;
-    boolean anyConnected = false;
-    for (int i = 0; i < conf.portRange(); i++) {
-      int port = conf.port() + i;
+    int others = 0;
+    for (int port : ports) {
       Connection c;
       try {
         c = Futures.await(transport.connect(new InetSocketAddress(name, port)), waitMs(),
@@ -113,37 +124,39 @@ public final class ShuffleFetchClient implements Closeable {
         last = e;
         continue;
       }
-      anyConnected = true;
       Endpoint ep = new Endpoint(c, port);
       OpenResponse r;
       try {
         r = send(ep, request);
       } catch (ShuffleServiceException e) {
-        c.close();
-        if (conf.portRange() > 1 && e.code() == ShuffleError.UNKNOWN_JOB) {
-          last = e; // another NodeManager on this host; try the next port
+        if (e.code() == ShuffleError.WRONG_SERVICE) {
+          c.close(); // another NodeManager's service on this host: try the next port
+          others++;
+          last = e;
           continue;
         }
+        remember(host, ep); // the right service; it refused this request only
         throw e;
+      } catch (IOException e) {
+        c.close(); // not our protocol, or it does not answer: try the next port
+        last = e;
+        continue;
       }
-      boolean holdsAny = r.partitions().stream()
-          .anyMatch(p -> p.status() == OpenResponse.Status.OK);
-      if (holdsAny || i == conf.portRange() - 1) {
-        Endpoint prev = endpoints.put(host, ep);
-        if (prev != null) {
-          prev.connection().close();
-        }
-        return new FetchSession(this, c, r, port);
-      }
-      c.close(); // not the NodeManager that ran these maps
-      last = new IOException(name + ":" + port + " holds none of the requested map outputs");
+      remember(host, ep);
+      return new FetchSession(this, c, r, port);
     }
-    if (!anyConnected) {
-      throw new ServiceUnreachableException("no hpc shuffle service answers at " + name
-          + " port " + portList() + " over " + transport.name() + ": "
-          + (last == null ? "" : last.getMessage()), last);
+    throw new ServiceUnreachableException("no hpc shuffle service of the NodeManager at " + host
+        + " answers at " + name + " port " + conf.describePorts(stockPort == 0
+            ? DEFAULT_STOCK_PORT : stockPort) + " over " + transport.name()
+        + (others > 0 ? " (" + others + " belong to other NodeManagers)" : "")
+        + (last == null ? "" : ": " + last.getMessage()), last);
+  }
+
+  private void remember(String host, Endpoint ep) {
+    Endpoint prev = endpoints.put(host, ep);
+    if (prev != null && prev.connection() != ep.connection()) {
+      prev.connection().close();
     }
-    throw last;
   }
 
   private OpenResponse send(Endpoint ep, OpenRequest request) throws IOException {
@@ -166,6 +179,11 @@ public final class ShuffleFetchClient implements Closeable {
     } finally {
       answer.release();
     }
+    if (request.servicePort() != 0 && r.servicePort() != request.servicePort()) {
+      throw new ShuffleServiceException(ShuffleError.WRONG_SERVICE.format("the service at "
+          + ep.connection().remoteAddress() + " belongs to the NodeManager with stock shuffle"
+          + " port " + r.servicePort() + ", not " + request.servicePort()), null);
+    }
     if (!ShuffleAuth.verifyReply(r.replyHash(), request.hash(), key)) {
       throw new IOException("the shuffle service at " + ep.connection().remoteAddress()
           + " did not prove it holds the job token (reply hash mismatch)");
@@ -177,9 +195,18 @@ public final class ShuffleFetchClient implements Closeable {
     return r;
   }
 
-  private String portList() {
-    return conf.portRange() == 1 ? Integer.toString(conf.port())
-        : conf.port() + "-" + (conf.port() + conf.portRange() - 1);
+  /** The stock shuffle port in a map host's name ("name:port"), or 0. */
+  static int stockPort(String host) {
+    int colon = host.lastIndexOf(':');
+    if (colon <= 0 || host.indexOf(':') != colon) {
+      return 0;
+    }
+    try {
+      int p = Integer.parseInt(host.substring(colon + 1));
+      return p > 0 && p <= 65535 ? p : 0;
+    } catch (NumberFormatException e) {
+      return 0;
+    }
   }
 
   /** Drops the connection to {@code host} (after a failure mid-fetch). */

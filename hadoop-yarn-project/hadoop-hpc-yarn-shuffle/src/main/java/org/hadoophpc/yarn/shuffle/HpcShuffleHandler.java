@@ -62,27 +62,61 @@ public class HpcShuffleHandler extends ShuffleHandler {
   private String metricsName;
   /** Where no-local-disks jobs publish map outputs (null: not configured on this node). */
   private SharedMapOutputs shared;
-  private ExecutorService cleaner;
+  private volatile ExecutorService cleaner;
   private int ioThreads;
+  private int stockPort;
+  /** Why our listener did not start (null while it serves). */
+  private volatile String notStarted;
 
   @Override
   protected void serviceInit(Configuration configuration) throws Exception {
-    conf = ShuffleConf.from(configuration);
-    TransportConf.from(configuration); // bad transport keys stop the NodeManager here, named
     super.serviceInit(configuration);
   }
 
+  /**
+   * Starts stock's HTTP shuffle, then ours beside it. Nothing of ours may take the NodeManager
+   * down: when our listener cannot start (bad setting, port taken, no device, TLS required on
+   * tcp) one ERROR names the cause and the key, {@code HpcShuffleMetrics.Listening} stays 0, and
+   * the stock shuffle serves alone (reducers fall back, or fail under strict, saying so).
+   */
   @Override
   protected void serviceStart() throws Exception {
     super.serviceStart();
-    Configuration c = getConfig();
-    Configuration transportKeys = serviceTransportConf(c, conf);
-    TransportConf tc = TransportConf.from(transportKeys);
+    stockPort = ShuffleHandler.deserializeMetaData(getMetaData());
     metrics = new ShuffleServiceMetrics();
     metricsName = "HpcShuffleMetrics";
     DefaultMetricsSystem.instance().register(metricsName, "hadoop-hpc shuffle service", metrics);
+    try {
+      startHpc(getConfig());
+      metrics.listening.set(1);
+    } catch (Exception e) {
+      metrics.listenerFailures.incr();
+      notStarted = e.getMessage();
+      String what = "hpc shuffle NOT started on this NodeManager; only the stock HTTP shuffle"
+          + " (port {}) serves: {}";
+      if (e instanceof IOException || e instanceof IllegalArgumentException) {
+        LOG.error(what, stockPort, e.getMessage()); // the message names the key
+      } else {
+        LOG.error(what, stockPort, e.getMessage(), e);
+      }
+      stopHpc();
+    }
+  }
+
+  private void startHpc(Configuration c) throws Exception {
+    conf = ShuffleConf.from(c);
+    Configuration transportKeys = serviceTransportConf(c, conf);
+    TransportConf tc = TransportConf.from(transportKeys);
     transport = TransportFactory.create(transportKeys);
     ioThreads = tc.ioThreads();
+    String tls = tlsRefusal(c, transport.name(), conf);
+    if (tls != null) {
+      throw new IOException(tls);
+    }
+    if (c.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
+      LOG.warn("hpc shuffle: serving plaintext over verbs although {}=true, because {}=true",
+          ShuffleConfigKeys.STOCK_SSL_ENABLED, ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY);
+    }
     JobConf job = new JobConf(c);
     locator = new MapOutputLocator(getAuxiliaryLocalPathHandler(), job);
     if (!job.getTrimmed(ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY, "").isEmpty()) {
@@ -105,11 +139,57 @@ public class HpcShuffleHandler extends ShuffleHandler {
           ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY);
     }
     server = new MapOutputServer(transport.bufferPool(), jobs, locator, conf, tc.ioTimeoutMs(),
-        metrics);
-    listener = bind();
+        metrics, stockPort);
+    listener = bind(bindHost(c, conf));
     LOG.info("hpc shuffle serving map outputs on {} over {} next to the stock shuffle on port"
         + " {} ({}; registered memory bound {} bytes)", listener.address(), transport.name(),
-        c.get(SHUFFLE_PORT_CONFIG_KEY), conf, transport.bufferPool().maxBytes());
+        stockPort, conf, transport.bufferPool().maxBytes());
+  }
+
+  /**
+   * Why the hpc listener must not serve on {@code transport} while stock's shuffle is on TLS, or
+   * null when it may: never plaintext over tcp; over verbs only when the admin declared the
+   * fabric trusted ({@code mapreduce.hpc.shuffle.ssl.verbs.plaintext=true}).
+   */
+  static String tlsRefusal(Configuration nm, String transport, ShuffleConf shuffle) {
+    if (!nm.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
+      return null;
+    }
+    if (!"verbs".equals(transport)) {
+      return ShuffleConfigKeys.STOCK_SSL_ENABLED + "=true and the hpc shuffle would serve plaintext"
+          + " over " + transport + ": jobs use the stock (TLS) shuffle";
+    }
+    if (!shuffle.sslVerbsPlaintext()) {
+      return ShuffleConfigKeys.STOCK_SSL_ENABLED + "=true and the hpc shuffle does not encrypt: set "
+          + ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY + "=true to serve plaintext over verbs on"
+          + " a trusted fabric";
+    }
+    return null;
+  }
+
+  /**
+   * Where the listener binds: {@code mapreduce.hpc.shuffle.bind-host}, else where the
+   * NodeManager binds ({@code yarn.nodemanager.bind-host}, else the host of
+   * {@code yarn.nodemanager.address} unless it is a wildcard), else all interfaces.
+   */
+  static String bindHost(Configuration c, ShuffleConf shuffle) {
+    if (!shuffle.bindHost().isEmpty()) {
+      return shuffle.bindHost();
+    }
+    String nm = c.getTrimmed("yarn.nodemanager.bind-host", "");
+    if (!nm.isEmpty()) {
+      return nm;
+    }
+    String address = c.getTrimmed("yarn.nodemanager.address", "");
+    int colon = address.lastIndexOf(':');
+    String host = colon >= 0 ? address.substring(0, colon) : address;
+    if (host.startsWith("[") && host.endsWith("]")) {
+      host = host.substring(1, host.length() - 1);
+    }
+    if (host.isEmpty() || host.equals("0.0.0.0") || host.equals("::") || host.contains("$")) {
+      return "0.0.0.0";
+    }
+    return host;
   }
 
   /**
@@ -125,12 +205,11 @@ public class HpcShuffleHandler extends ShuffleHandler {
     return c;
   }
 
-  /** Binds the first free port of the configured range. */
-  private Listener bind() throws IOException {
+  /** Binds the first free port of this NodeManager's ports. */
+  private Listener bind(String host) throws IOException {
     IOException last = null;
-    String host = conf.bindHost().isEmpty() ? "0.0.0.0" : conf.bindHost();
-    for (int i = 0; i < conf.portRange(); i++) {
-      InetSocketAddress at = new InetSocketAddress(host, conf.port() + i);
+    for (int port : conf.ports(stockPort)) {
+      InetSocketAddress at = new InetSocketAddress(host, port);
       try {
         return transport.listen(at, server);
       } catch (IOException e) {
@@ -138,34 +217,60 @@ public class HpcShuffleHandler extends ShuffleHandler {
         LOG.debug("hpc shuffle: {} is taken: {}", at, e.toString());
       }
     }
-    String ports = conf.portRange() == 1 ? Integer.toString(conf.port())
-        : conf.port() + "-" + (conf.port() + conf.portRange() - 1);
-    BindException e = new BindException("hpc shuffle cannot listen on " + host + " port " + ports
-        + " over " + transport.name() + " (" + (last == null ? "" : last.getMessage())
-        + "): stop whatever holds it or change " + ShuffleConfigKeys.PORT_KEY
-        + (conf.portRange() == 1 ? "" : " / " + ShuffleConfigKeys.PORT_RANGE_KEY));
+    BindException e = new BindException("cannot listen on " + host + " port "
+        + conf.describePorts(stockPort) + " over " + transport.name() + " ("
+        + (last == null ? "" : last.getMessage()) + "): stop whatever holds them or change "
+        + ShuffleConfigKeys.PORT_KEY + " / " + ShuffleConfigKeys.PORT_RANGE_KEY
+        + (conf.bindHost().isEmpty() ? "" : " / " + ShuffleConfigKeys.BIND_HOST_KEY));
     e.initCause(last);
     throw e;
+  }
+
+  /** Releases whatever of ours started (after a failed start, and at stop). */
+  private void stopHpc() {
+    try {
+      if (listener != null) {
+        listener.close();
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("hpc shuffle: closing the listener failed", e);
+    }
+    listener = null;
+    try {
+      if (server != null) {
+        server.close();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      LOG.warn("hpc shuffle: stopping the server failed", e);
+    }
+    server = null;
+    try {
+      if (transport != null) {
+        transport.close();
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("hpc shuffle: closing the transport failed", e);
+    }
+    transport = null;
+    if (cleaner != null) {
+      cleaner.shutdown();
+      try {
+        cleaner.awaitTermination(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      cleaner = null;
+    }
   }
 
   @Override
   protected void serviceStop() throws Exception {
     try {
-      if (listener != null) {
-        listener.close();
-      }
-      if (server != null) {
-        server.close();
-      }
-      if (transport != null) {
-        transport.close();
-      }
+      stopHpc();
       if (metricsName != null) {
         DefaultMetricsSystem.instance().unregisterSource(metricsName);
-      }
-      if (cleaner != null) {
-        cleaner.shutdown();
-        cleaner.awaitTermination(30, TimeUnit.SECONDS);
       }
     } finally {
       super.serviceStop();
@@ -199,11 +304,18 @@ public class HpcShuffleHandler extends ShuffleHandler {
     String jobId = jobId(context.getApplicationId());
     if (jobs.remove(jobId) != null && server != null) {
       server.closeJob(jobId);
-      locator.forgetJob(jobId);
+      if (locator != null) {
+        locator.forgetJob(jobId);
+      }
       LOG.info("hpc shuffle: {} finished; its sessions and cached indexes are gone", jobId);
     }
-    if (cleaner != null) {
-      cleaner.execute(() -> deleteShared(jobId));
+    ExecutorService c = cleaner;
+    if (c != null) {
+      try {
+        c.execute(() -> deleteShared(jobId));
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        LOG.debug("hpc shuffle stopping: {} not cleaned here", jobId);
+      }
     }
     super.stopApplication(context);
   }
@@ -226,6 +338,16 @@ public class HpcShuffleHandler extends ShuffleHandler {
     return new JobID(Long.toString(app.getClusterTimestamp()), app.getId()).toString();
   }
 
+  /** Why the hpc listener did not start, or null when it serves. */
+  public String notStartedReason() {
+    return notStarted;
+  }
+
+  /** The stock shuffle port of this NodeManager (the identity reducers check). */
+  public int stockPort() {
+    return stockPort;
+  }
+
   /** The address the hpc shuffle listens on; null before start. */
   public InetSocketAddress address() {
     return listener == null ? null : listener.address();
@@ -242,6 +364,12 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   public ShuffleServiceMetrics metrics() {
     return metrics;
+  }
+
+  /** Bytes of the service's transport pool in use now (0 when not started). */
+  public long poolBytesInUse() {
+    Transport t = transport;
+    return t == null ? 0 : t.bufferPool().usedBytes();
   }
 
   /** Jobs whose token the hpc shuffle holds. */

@@ -66,9 +66,12 @@ final class MapOutputServer implements RequestHandler {
   private final Map<Long, ServedSession> sessions = new ConcurrentHashMap<>();
   private final SecureRandom random = new SecureRandom();
   private final AtomicLong prefetched = new AtomicLong();
+  /** The stock shuffle port of this NodeManager: its identity towards reducers. */
+  private final int stockPort;
 
   MapOutputServer(BufferPool pool, JobRegistry jobs, MapOutputLocator locator, ShuffleConf conf,
-      long allocateTimeoutMs, ShuffleServiceMetrics metrics) {
+      long allocateTimeoutMs, ShuffleServiceMetrics metrics, int stockPort) {
+    this.stockPort = stockPort;
     this.pool = pool;
     this.jobs = jobs;
     this.locator = locator;
@@ -84,6 +87,12 @@ final class MapOutputServer implements RequestHandler {
         });
   }
 
+  /** Connections start untrusted; a verified open trusts them (see {@link Connection#trust}). */
+  @Override
+  public boolean authenticates() {
+    return true;
+  }
+
   @Override
   public void onRequest(Connection connection, Buffer request, Responder responder) {
     Runnable task;
@@ -96,6 +105,9 @@ final class MapOutputServer implements RequestHandler {
           task = () -> open(connection, r, responder);
         }
         case Wire.TYPE_READ -> {
+          if (!connection.trusted()) {
+            throw new ProtocolException("read before a verified open");
+          }
           ReadRequest r = ReadRequest.decode(in);
           if (fromFiles(connection)) {
             // no file I/O here: the transport sends the chunk from the page cache later
@@ -152,6 +164,12 @@ final class MapOutputServer implements RequestHandler {
   }
 
   private void open(Connection connection, OpenRequest r, Responder responder) {
+    if (r.servicePort() != 0 && r.servicePort() != stockPort) {
+      metrics.wrongService.incr();
+      responder.fail(ShuffleError.WRONG_SERVICE.format("this is the hpc shuffle of the"
+          + " NodeManager with stock shuffle port " + stockPort + ", not " + r.servicePort()));
+      return;
+    }
     JobRegistry.Job job = jobs.get(r.jobId());
     if (job == null) {
       metrics.unknownJobs.incr();
@@ -170,6 +188,7 @@ final class MapOutputServer implements RequestHandler {
           + r.jobId()));
       return;
     }
+    connection.trust(); // the peer holds a job token: it may now send more than an open
     long held = sessions.values().stream().filter(s -> s.connection == connection).count();
     if (held >= MAX_SESSIONS_PER_CONNECTION) {
       responder.fail(ShuffleError.BUSY.format(held + " sessions already open on this"
@@ -203,8 +222,8 @@ final class MapOutputServer implements RequestHandler {
     if (!fromFiles(connection)) {
       prefetchHeads(s, r.chunkSize()); // reading ahead only pays where chunks are copied
     }
-    OpenResponse answer = new OpenResponse(ShuffleAuth.replyHash(r.hash(), job.secret()), id,
-        parts);
+    OpenResponse answer = new OpenResponse(stockPort,
+        ShuffleAuth.replyHash(r.hash(), job.secret()), id, parts);
     Buffer b = allocate(answer.encodedSize(), responder);
     if (b == null) {
       closeSession(connection, id);
@@ -215,10 +234,14 @@ final class MapOutputServer implements RequestHandler {
     responder.respond(b);
   }
 
-  private static boolean isMapOf(String attempt, String jobId) {
+  /**
+   * True for a map attempt id of {@code jobId} in canonical form only: {@code forName} accepts
+   * ids whose parts are not numbers as Hadoop writes them (and the raw text names a directory).
+   */
+  static boolean isMapOf(String attempt, String jobId) {
     try {
       TaskAttemptID a = TaskAttemptID.forName(attempt);
-      return a != null && a.getTaskType() == TaskType.MAP
+      return a != null && a.toString().equals(attempt) && a.getTaskType() == TaskType.MAP
           && a.getJobID().toString().equals(jobId);
     } catch (IllegalArgumentException e) {
       return false;
@@ -315,7 +338,7 @@ final class MapOutputServer implements RequestHandler {
       return;
     }
     ServedSession.Entry e = s.entries[r.map()];
-    if (r.offset() + r.length() > e.index.partLength) {
+    if (r.offset() > e.index.partLength || r.length() > e.index.partLength - r.offset()) {
       metrics.errors.incr();
       responder.fail(ShuffleError.BAD_REQUEST.format("read [" + r.offset() + ", "
           + (r.offset() + r.length()) + ") is past the partition's " + e.index.partLength

@@ -39,6 +39,25 @@ public class ShuffleServiceMetrics {
   MutableGaugeLong prefetchBytes;
   @Metric("Registered transport memory in use now")
   MutableGaugeLong transportBytesInUse;
+  @Metric("Open requests meant for another NodeManager's service on this host")
+  MutableCounterLong wrongService;
+  @Metric("1 while the hpc listener serves; 0 when it could not start (the log says why)"
+      + " and only the stock HTTP shuffle serves")
+  MutableGaugeInt listening;
+  @Metric("Times the hpc listener could not start")
+  MutableCounterLong listenerFailures;
+
+  public long wrongService() {
+    return wrongService.value();
+  }
+
+  public int listening() {
+    return listening.value();
+  }
+
+  public long listenerFailures() {
+    return listenerFailures.value();
+  }
 
   public long bytesServed() {
     return bytesServed.value();

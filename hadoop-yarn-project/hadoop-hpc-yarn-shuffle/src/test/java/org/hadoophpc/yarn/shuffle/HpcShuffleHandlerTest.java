@@ -5,6 +5,8 @@ package org.hadoophpc.yarn.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -227,7 +229,8 @@ class HpcShuffleHandlerTest {
     LogCapturer logs = LogCapturer.captureLogs(
         org.slf4j.LoggerFactory.getLogger(MapOutputServer.class));
     try {
-      OpenRequest unsigned = new OpenRequest(node.job.toString(), 0, CHUNK, node.attempts, "");
+      OpenRequest unsigned = new OpenRequest(0, node.job.toString(), 0, CHUNK, node.attempts,
+          "");
       TransportException e = assertThrows(TransportException.class, () -> sendRaw(unsigned));
       assertEquals(ShuffleError.AUTH, ShuffleError.of(e.getMessage()), e.getMessage());
     } finally {
@@ -261,7 +264,10 @@ class HpcShuffleHandlerTest {
   @Test
   void attemptsOfOtherJobsAndPathTricksAreBadRequests() throws Exception {
     for (String bad : List.of("attempt_1700000000000_0008_m_000000_0",
-        "attempt_1700000000000_0007_r_000000_0", "../../../../etc/passwd", "")) {
+        "attempt_1700000000000_0007_r_000000_0", "../../../../etc/passwd", "",
+        // accepted by TaskAttemptID.forName, but not as Hadoop writes ids: never a path
+        "attempt_1700000000000_0007_m/../../../x_000000_0",
+        "attempt_1700000000000_7_m_0_0", "attempt_1700000000000_0007_m_000000_00")) {
       List<String> maps = new ArrayList<>(node.attempts);
       maps.add(bad);
       ShuffleServiceException e = assertThrows(ShuffleServiceException.class,
@@ -290,29 +296,62 @@ class HpcShuffleHandlerTest {
   }
 
   @Test
-  void portRangeFindsTheNodeManagerHoldingTheMaps() throws Exception {
+  void severalNodeManagersOnOneHostWithTheDefaultPorts() throws Exception {
     ShuffleTestNode other = new ShuffleTestNode(tmp.resolve("nm1").toFile(), 1700000000000L, 7,
         1);
     other.addMap(5, new int[] {10, 20, 30, 40}, 99);
-    int base = freePortRange(2);
-    HpcShuffleHandler first = startService(node, conf(base, 2));
-    HpcShuffleHandler second = startService(other, conf(base, 2));
+    HpcShuffleHandler first = startService(node, defaultPorts());
+    HpcShuffleHandler second = startService(other, defaultPorts());
     try {
-      assertEquals(base, first.address().getPort());
-      assertEquals(base + 1, second.address().getPort());
+      for (HpcShuffleHandler s : List.of(first, second)) {
+        assertNull(s.notStartedReason());
+        assertTrue(s.address().getPort() > s.stockPort(), s.address() + " " + s.stockPort());
+      }
       first.initializeApplication(node.initContext());
       second.initializeApplication(other.initContext());
-      Configuration cc = conf(base, 2);
+      // both hold a token of the same job: only the stock port tells them apart
+      Configuration cc = defaultPorts();
       try (ShuffleFetchClient c = newClient(cc,
-          JobTokenSecretManager.createSecretKey(node.password));
-          FetchSession s = c.open(host() + ":1234", other.job.toString(), 2, other.attempts)) {
-        assertEquals(base + 1, s.port());
-        assertArrayEquals(other.partitions.get(0)[2], s.stream(0).readAllBytes());
+          JobTokenSecretManager.createSecretKey(node.password))) {
+        try (FetchSession s = c.open(host() + ":" + second.stockPort(), other.job.toString(), 2,
+            other.attempts)) {
+          assertEquals(second.address().getPort(), s.port());
+          assertArrayEquals(other.partitions.get(0)[2], s.stream(0).readAllBytes());
+        }
+        try (FetchSession s = c.open(host() + ":" + first.stockPort(), node.job.toString(), 3,
+            node.attempts)) {
+          assertEquals(first.address().getPort(), s.port());
+          assertArrayEquals(node.partitions.get(0)[3], s.stream(0).readAllBytes());
+        }
+        // a NodeManager that runs no hpc listener is unreachable, never answered by another
+        ServiceUnreachableException e = assertThrows(ServiceUnreachableException.class,
+            () -> c.open(host() + ":" + freePortRange(1), node.job.toString(), 0,
+                node.attempts));
+        assertTrue(e.getMessage().contains("no hpc shuffle service of the NodeManager"),
+            e.getMessage());
       }
     } finally {
       first.stop();
       second.stop();
     }
+  }
+
+  /** The shipped port settings (the service port follows the stock one), stock on any port. */
+  private Configuration defaultPorts() {
+    Configuration c = conf(0, 1);
+    c.unset(ShuffleConfigKeys.PORT_KEY);
+    c.unset(ShuffleConfigKeys.PORT_RANGE_KEY);
+    return c;
+  }
+
+  @Test
+  void aServiceOfAnotherNodeManagerIsRefusedBeforeAnythingElse() throws Exception {
+    int wrong = service.stockPort() + 1;
+    OpenRequest r = new OpenRequest(wrong, node.job.toString(), 0, CHUNK, node.attempts, "");
+    TransportException e = assertThrows(TransportException.class, () -> sendRaw(r));
+    assertEquals(ShuffleError.WRONG_SERVICE, ShuffleError.of(e.getMessage()), e.getMessage());
+    assertEquals(1, service.metrics().wrongService());
+    assertEquals(0, service.metrics().authFailures());
   }
 
   @Test
@@ -328,24 +367,76 @@ class HpcShuffleHandlerTest {
   }
 
   @Test
-  void aTakenPortNamesTheKeyToChange() {
+  void aTakenPortLeavesTheStockShuffleServingAndNamesTheKey() throws Exception {
     Configuration c = conf(service.address().getPort(), 1);
     HpcShuffleHandler clash = new HpcShuffleHandler();
     clash.setAuxiliaryLocalPathHandler(node.localPaths());
     clash.init(c);
-    Exception e = assertThrows(Exception.class, clash::start);
-    String all = String.valueOf(e) + e.getCause();
-    assertTrue(all.contains(ShuffleConfigKeys.PORT_KEY), all);
-    clash.stop();
+    clash.start(); // the NodeManager must not die for our listener
+    try {
+      assertNull(clash.address());
+      assertTrue(clash.notStartedReason().contains(ShuffleConfigKeys.PORT_KEY),
+          clash.notStartedReason());
+      assertEquals(0, clash.metrics().listening());
+      assertEquals(1, clash.metrics().listenerFailures());
+      assertStockServes(clash);
+    } finally {
+      clash.stop();
+    }
   }
 
   @Test
-  void badConfigurationNamesTheKey() {
+  void badConfigurationLeavesTheStockShuffleServingAndNamesTheKey() throws Exception {
     Configuration c = conf(0, 1);
     c.set(ShuffleConfigKeys.CHUNK_SIZE_KEY, "12");
     HpcShuffleHandler s = new HpcShuffleHandler();
-    Exception e = assertThrows(Exception.class, () -> s.init(c));
-    assertTrue(String.valueOf(e).contains(ShuffleConfigKeys.CHUNK_SIZE_KEY), String.valueOf(e));
+    s.setAuxiliaryLocalPathHandler(node.localPaths());
+    s.init(c);
+    s.start();
+    try {
+      assertTrue(s.notStartedReason().contains(ShuffleConfigKeys.CHUNK_SIZE_KEY),
+          s.notStartedReason());
+      assertStockServes(s);
+    } finally {
+      s.stop();
+    }
+  }
+
+  @Test
+  void tlsShuffleKeepsTheHpcListenerOffUnlessVerbsIsDeclaredTrusted() {
+    Configuration c = conf(0, 1);
+    assertNull(HpcShuffleHandler.tlsRefusal(c, "tcp", ShuffleConf.from(c)));
+    c.setBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, true);
+    for (String t : List.of("tcp", "verbs")) {
+      String why = HpcShuffleHandler.tlsRefusal(c, t, ShuffleConf.from(c));
+      assertTrue(why != null && why.contains(ShuffleConfigKeys.STOCK_SSL_ENABLED), t + ": " + why);
+    }
+    c.setBoolean(ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY, true);
+    assertNull(HpcShuffleHandler.tlsRefusal(c, "verbs", ShuffleConf.from(c)));
+    assertTrue(HpcShuffleHandler.tlsRefusal(c, "tcp", ShuffleConf.from(c)) != null);
+  }
+
+  @Test
+  void theListenerFollowsTheNodeManagersAddress() {
+    ShuffleConf dflt = ShuffleConf.from(new Configuration(false));
+    Configuration c = new Configuration(false);
+    assertEquals("0.0.0.0", HpcShuffleHandler.bindHost(c, dflt));
+    c.set("yarn.nodemanager.address", "0.0.0.0:0");
+    assertEquals("0.0.0.0", HpcShuffleHandler.bindHost(c, dflt));
+    c.set("yarn.nodemanager.address", "127.0.0.1:45454");
+    assertEquals("127.0.0.1", HpcShuffleHandler.bindHost(c, dflt));
+    c.set("yarn.nodemanager.bind-host", "10.1.2.3");
+    assertEquals("10.1.2.3", HpcShuffleHandler.bindHost(c, dflt));
+    c.set(ShuffleConfigKeys.BIND_HOST_KEY, "192.168.0.9");
+    assertEquals("192.168.0.9", HpcShuffleHandler.bindHost(c, ShuffleConf.from(c)));
+  }
+
+  /** The stock HTTP half of {@code s} accepts connections. */
+  private static void assertStockServes(HpcShuffleHandler s) throws IOException {
+    assertTrue(s.stockPort() > 0);
+    try (java.net.Socket sock = new java.net.Socket()) {
+      sock.connect(new InetSocketAddress("127.0.0.1", s.stockPort()), 5000);
+    }
   }
 
   private void sendRaw(OpenRequest r) throws Exception {

@@ -9,11 +9,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The service's answer to an {@link OpenRequest}: {@code replyHash} (HMAC of the request's hash
+ * The service's answer to an {@link OpenRequest}: {@code servicePort} (the stock shuffle port of
+ * the NodeManager it belongs to, which the reducer checks against the map's location),
+ * {@code replyHash} (HMAC of the request's hash
  * with the job secret, proving the service holds the token), the session to read with, and one
  * {@link Partition} per requested map, in request order.
  */
-public record OpenResponse(String replyHash, long session, List<Partition> partitions) {
+public record OpenResponse(int servicePort, String replyHash, long session,
+    List<Partition> partitions) {
 
   /** What the service found for one map. */
   public enum Status {
@@ -39,7 +42,7 @@ public record OpenResponse(String replyHash, long session, List<Partition> parti
   }
 
   public int encodedSize() {
-    int n = Wire.utfBytes(replyHash) + 8 + 4;
+    int n = 4 + Wire.utfBytes(replyHash) + 8 + 4;
     for (Partition p : partitions) {
       n += 1 + 8 + 8 + Wire.utfBytes(p.message());
     }
@@ -47,6 +50,7 @@ public record OpenResponse(String replyHash, long session, List<Partition> parti
   }
 
   public void encode(ByteBuffer out) {
+    out.putInt(servicePort);
     Wire.putUtf(out, replyHash);
     out.putLong(session).putInt(partitions.size());
     for (Partition p : partitions) {
@@ -57,6 +61,7 @@ public record OpenResponse(String replyHash, long session, List<Partition> parti
 
   public static OpenResponse decode(ByteBuffer in) throws ProtocolException {
     try {
+      int servicePort = in.getInt();
       String reply = Wire.getUtf(in);
       long session = in.getLong();
       int n = in.getInt();
@@ -72,7 +77,7 @@ public record OpenResponse(String replyHash, long session, List<Partition> parti
         }
         parts.add(new Partition(statuses[s], in.getLong(), in.getLong(), Wire.getUtf(in)));
       }
-      return new OpenResponse(reply, session, parts);
+      return new OpenResponse(servicePort, reply, session, parts);
     } catch (BufferUnderflowException e) {
       throw new ProtocolException("truncated open response");
     }

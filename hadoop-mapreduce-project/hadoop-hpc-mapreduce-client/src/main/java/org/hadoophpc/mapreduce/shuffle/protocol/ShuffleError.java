@@ -19,7 +19,12 @@ public enum ShuffleError {
   /** The service's read queue is full; retry later. */
   BUSY,
   /** Reading the map output failed on the service's side. */
-  IO;
+  IO,
+  /**
+   * The service belongs to another NodeManager than the one the reducer asked for (several share
+   * a host): the reducer goes on to the next port; nothing else of the answer is used.
+   */
+  WRONG_SERVICE;
 
   /** The failure message for {@code text}. */
   public String format(String text) {

@@ -15,7 +15,8 @@ import java.nio.charset.StandardCharsets;
 public final class Wire {
   /** "HPSH". */
   public static final int MAGIC = 0x48505348;
-  public static final byte VERSION = 1;
+  /** 2: open names the NodeManager (its stock shuffle port) on both ways. */
+  public static final byte VERSION = 2;
 
   public static final byte TYPE_OPEN = 1;
   public static final byte TYPE_READ = 2;

@@ -26,6 +26,7 @@ import org.hadoophpc.mapreduce.lustre.SharedMapOutputs;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 import org.hadoophpc.net.Listener;
+import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportConfigKeys;
@@ -211,7 +212,7 @@ public class HpcShuffleHandler extends ShuffleHandler {
     for (int port : conf.ports(stockPort)) {
       InetSocketAddress at = new InetSocketAddress(host, port);
       try {
-        return transport.listen(at, server);
+        return transport.listen(at, handler(server));
       } catch (IOException e) {
         last = e;
         LOG.debug("hpc shuffle: {} is taken: {}", at, e.toString());
@@ -224,6 +225,14 @@ public class HpcShuffleHandler extends ShuffleHandler {
         + (conf.bindHost().isEmpty() ? "" : " / " + ShuffleConfigKeys.BIND_HOST_KEY));
     e.initCause(last);
     throw e;
+  }
+
+  /**
+   * The handler the listener serves with: {@code server} itself. Tests wrap it to make the
+   * service misbehave the way a sick node would.
+   */
+  protected RequestHandler handler(RequestHandler server) {
+    return server;
   }
 
   /** Releases whatever of ours started (after a failed start, and at stop). */

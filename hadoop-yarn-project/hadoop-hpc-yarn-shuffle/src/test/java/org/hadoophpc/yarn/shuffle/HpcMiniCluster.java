@@ -43,17 +43,15 @@ import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 
 /**
  * MiniDFSCluster + MiniMRYarnCluster whose NodeManagers run {@link HpcShuffleHandler} as their
- * mapreduce_shuffle, several NodeManagers sharing this host through a port range. Jobs
+ * mapreduce_shuffle, several NodeManagers sharing this host with the shipped port settings. Jobs
  * choose their shuffle with {@link #stock} or {@link #hpc}.
  */
 final class HpcMiniCluster implements AutoCloseable {
-  static final int PORT_RANGE = 4;
 
   private static final String LEAN_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
 
   final MiniDFSCluster dfs;
   final MiniMRYarnCluster mr;
-  final int port;
 
   private static final String SHUFFLE_CLASS_KEY = String.format(
       YarnConfiguration.NM_AUX_SERVICE_FMT, ShuffleHandler.MAPREDUCE_SHUFFLE_SERVICEID);
@@ -63,20 +61,29 @@ final class HpcMiniCluster implements AutoCloseable {
    * ours there, the way a site's yarn-site.xml names it.
    */
   private static final class KeepsHpcShuffle extends Configuration {
-    KeepsHpcShuffle(Configuration base) {
+    private final String service;
+
+    KeepsHpcShuffle(Configuration base, Class<? extends HpcShuffleHandler> service) {
       super(base);
+      this.service = service.getName();
+      set(SHUFFLE_CLASS_KEY, this.service);
     }
 
     @Override
     public void set(String name, String value, String source) {
-      if (SHUFFLE_CLASS_KEY.equals(name)) {
-        value = HpcShuffleHandler.class.getName();
+      if (SHUFFLE_CLASS_KEY.equals(name) && service != null) {
+        value = service;
       }
       super.set(name, value, source);
     }
   }
 
   HpcMiniCluster(String name, int nodeManagers, Configuration extra) throws IOException {
+    this(name, nodeManagers, extra, HpcShuffleHandler.class);
+  }
+
+  HpcMiniCluster(String name, int nodeManagers, Configuration extra,
+      Class<? extends HpcShuffleHandler> service) throws IOException {
     DefaultMetricsSystem.setMiniClusterMode(true);
     Configuration conf = new Configuration();
     File base = new File(System.getProperty("test.build.data", "target/test-data"), name);
@@ -98,14 +105,12 @@ final class HpcMiniCluster implements AutoCloseable {
     conf.set(MRJobConfig.MAP_JAVA_OPTS, "-Xmx300m " + LEAN_JVM);
     conf.set(MRJobConfig.REDUCE_JAVA_OPTS, "-Xmx300m " + LEAN_JVM);
     conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 0.8f);
-    port = HpcShuffleHandlerTest.freePortRange(PORT_RANGE);
-    conf.setInt(ShuffleConfigKeys.PORT_KEY, port);
-    conf.setInt(ShuffleConfigKeys.PORT_RANGE_KEY, PORT_RANGE);
+    // the shipped port settings: each NodeManager's service follows its own stock port
     for (java.util.Map.Entry<String, String> e : extra) {
       conf.set(e.getKey(), e.getValue());
     }
     mr = new MiniMRYarnCluster(name, nodeManagers);
-    mr.init(new KeepsHpcShuffle(conf));
+    mr.init(new KeepsHpcShuffle(conf, service));
     mr.start();
   }
 

@@ -49,7 +49,7 @@ class ShuffleFaultIT {
     Configuration extra = new Configuration(false);
     extra.setInt(MRJobConfig.MAX_FETCH_FAILURES_NOTIFICATIONS, 1);
     extra.setLong(MRJobConfig.MAX_SHUFFLE_FETCH_RETRY_DELAY, 1000);
-    cluster = new HpcMiniCluster("shuffle-fault", 1, extra);
+    cluster = new HpcMiniCluster("shuffle-fault", 1, extra, SickShuffleHandler.class);
     input = cluster.text("fault-words", 30_000, 3000, 7);
     Path out = new Path("/fault/stock");
     waitFor(wordCount(cluster.stock(), out));
@@ -110,6 +110,106 @@ class ShuffleFaultIT {
     assertTrue(map0.contains("0:OBSOLETE") || map0.contains("0:FAILED"), map0.toString());
     assertTrue(map0.stream().anyMatch(s -> !s.startsWith("0:") && s.endsWith(":SUCCEEDED")),
         "map 0 was run again: " + map0);
+  }
+
+  /**
+   * A map whose index the service cannot read (stock cannot either): with stock's own threshold
+   * of fetch-failure reports before the AM re-runs a map (3), the reducer must keep fetching
+   * and reporting it (every failure puts the map back) until the map is re-run.
+   */
+  @Test
+  void anUnreadableMapIsRefetchedAndReportedUntilItIsRerun() throws Exception {
+    Configuration conf = cluster.hpc();
+    conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 1.0f);
+    conf.setInt(MRJobConfig.MAX_FETCH_FAILURES_NOTIFICATIONS, 3); // stock's default
+    conf.setBoolean(ShuffleConfigKeys.STRICT_KEY, true);
+    Path out = new Path("/fault/unreadable-index");
+    Job job = wordCount(conf, out);
+    job.submit();
+    String attempt = job.getJobID().toString().replace("job_", "attempt_") + "_m_000001_0";
+    AtomicReference<String> broken = new AtomicReference<>();
+    Thread saboteur = new Thread(() -> {
+      try {
+        broken.set(breakIndexWhenWritten(attempt));
+      } catch (Exception e) {
+        broken.set("failed: " + e);
+      }
+    });
+    saboteur.start();
+    waitFor(job);
+    saboteur.join(1000);
+    assertTrue(broken.get() != null && broken.get().startsWith("/"),
+        "the index was broken before the fetch: " + broken.get());
+    assertEquals(stockOutput, cluster.digest(out), "output after the map was re-run");
+    // The AM re-runs a succeeded map only on fetch-failure reports, 3 of them here: the re-run
+    // below is the proof that the map was fetched and reported again and again. (The job's
+    // FAILED_SHUFFLE counter may not show them: a reducer that fails fetches without progress is
+    // itself failed by stock's health check, and its counters leave with it.)
+    Counters c = job.getCounters();
+    assertEquals(0, c.findCounter(HpcShuffleCounter.FALLBACKS).getValue());
+    assertTrue(c.findCounter(HpcShuffleCounter.BYTES_OVER_TCP).getValue() > 0);
+    List<String> map1 = new ArrayList<>();
+    for (TaskCompletionEvent e : allEvents(job)) {
+      if (e.getTaskAttemptId().getTaskType() == TaskType.MAP
+          && e.getTaskAttemptId().getTaskID().getId() == 1) {
+        map1.add(e.getTaskAttemptId().getId() + ":" + e.getStatus());
+      }
+    }
+    assertTrue(map1.stream().anyMatch(s -> !s.startsWith("0:") && s.endsWith(":SUCCEEDED")),
+        "map 1 was run again: " + map1);
+  }
+
+  /** A service that stops answering in the middle of a partition: the fetch times out, the map
+   * goes back and is fetched again; the job finishes with stock's output. */
+  @Test
+  void aServiceThatStopsAnsweringMidStreamDoesNotHangTheJob() throws Exception {
+    Configuration conf = cluster.hpc();
+    conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 1.0f);
+    conf.setBoolean(ShuffleConfigKeys.STRICT_KEY, true);
+    conf.set(ShuffleConfigKeys.CHUNK_SIZE_KEY, "4k"); // partitions span several reads
+    conf.set(org.hadoophpc.net.TransportConfigKeys.IO_TIMEOUT_KEY, "5s"); // the reducer's wait
+    SickShuffleHandler.stallReads(2);
+    try {
+      Path out = new Path("/fault/silent");
+      Job job = wordCount(conf, out);
+      waitFor(job);
+      assertEquals(2, SickShuffleHandler.STALLED.get(), "the service fell silent twice");
+      assertEquals(stockOutput, cluster.digest(out));
+      Counters c = job.getCounters();
+      assertTrue(c.findCounter(TaskCounter.FAILED_SHUFFLE).getValue() >= 1);
+      assertEquals(0, c.findCounter(HpcShuffleCounter.FALLBACKS).getValue());
+    } finally {
+      SickShuffleHandler.stallReads(0);
+    }
+  }
+
+  /** Waits for {@code attempt}'s index to be complete, then overwrites it with zeros. */
+  private static String breakIndexWhenWritten(String attempt) throws Exception {
+    File root = new File(System.getProperty("test.build.data", "target/test-data"),
+        "shuffle-fault");
+    long deadline = System.currentTimeMillis() + 120_000;
+    while (System.currentTimeMillis() < deadline) {
+      Optional<java.nio.file.Path> index;
+      try (Stream<java.nio.file.Path> s = Files.walk(root.toPath())) {
+        index = s.filter(p -> p.endsWith(attempt + "/file.out.index")).findFirst();
+      } catch (IOException | java.io.UncheckedIOException e) {
+        index = Optional.empty();
+      }
+      if (index.isPresent()) {
+        try {
+          new SpillRecord(new Path(index.get().toString()),
+              new JobConf(new Configuration(false)));
+        } catch (IOException e) {
+          Thread.sleep(20); // still being written
+          continue;
+        }
+        long n = Files.size(index.get());
+        Files.write(index.get(), new byte[(int) n]);
+        return index.get().toAbsolutePath().toString();
+      }
+      Thread.sleep(20);
+    }
+    return null;
   }
 
   private static List<TaskCompletionEvent> allEvents(Job job) throws Exception {
@@ -198,6 +298,7 @@ class ShuffleFaultIT {
       }
     }
     assertTrue(diagnostics.stream().anyMatch(d -> d.contains(ShuffleConfigKeys.STRICT_KEY
-        + "=true") && d.contains("no hpc shuffle service answers")), diagnostics.toString());
+        + "=true") && d.contains("no hpc shuffle service of the NodeManager")),
+        diagnostics.toString());
   }
 }

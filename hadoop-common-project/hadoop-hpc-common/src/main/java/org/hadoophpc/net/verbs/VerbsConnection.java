@@ -329,6 +329,13 @@ final class VerbsConnection implements Connection {
           + remote));
       return true;
     }
+    if (wraps(region.address(), offset) || wraps(region.address() + offset, length)) {
+      Completions.fail(completion, new TransportException("verbs "
+          + (kind == VerbsOp.USER_READ ? "read" : "write") + " at offset " + offset + " of "
+          + length + " bytes wraps around the address space from the region's base "
+          + Long.toUnsignedString(region.address(), 16) + " on " + remote));
+      return true;
+    }
     if (length == 0) {
       Completions.succeed(completion, null); // nothing to move; no work request
       return true;
@@ -1180,6 +1187,12 @@ final class VerbsConnection implements Connection {
               + "message.size=" + maxMessageSize + " allowed)");
           return;
         }
+        long address = VerbsHeader.address(ring, at);
+        if (address == 0 || wraps(address, length)) {
+          protocolError("a rendezvous of " + length + " bytes at 0x"
+              + Long.toUnsignedString(address, 16) + " (null or wrapping around)");
+          return;
+        }
         RendezvousTap t = tap;
         if (t != null && !t.announced(type == VerbsHeader.RESPONSE_RNDV, reqId, length,
             VerbsHeader.rkey(ring, at), VerbsHeader.address(ring, at))) {
@@ -1219,6 +1232,11 @@ final class VerbsConnection implements Connection {
     }
     repost(slot);
     pump();
+  }
+
+  /** True when {@code base + length} (unsigned addresses, length >= 0) passes 2^64. */
+  static boolean wraps(long base, long length) {
+    return Long.compareUnsigned(base + length, base) < 0;
   }
 
   /**

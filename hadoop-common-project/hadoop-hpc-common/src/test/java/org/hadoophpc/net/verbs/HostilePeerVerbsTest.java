@@ -116,6 +116,14 @@ class HostilePeerVerbsTest {
   }
 
   @Test
+  void aRendezvousWhoseRangeWrapsAroundIsRefused() throws Exception {
+    refused("a rendezvous at 2^64 - 16 of 4096 bytes", c -> c.sendRaw(
+        VerbsHeader.REQUEST_RNDV, 0, 0, 1, 4096, 0x1234, -16L));
+    refused("a rendezvous at address 0", c -> c.sendRaw(
+        VerbsHeader.REQUEST_RNDV, 0, 0, 1, 4096, 0x1234, 0L));
+  }
+
+  @Test
   void moreCreditsThanTheWindowHoldsAreRefused() throws Exception {
     refused("65535 returned credits", c -> c.sendRaw(VerbsHeader.CREDIT, 0, 0xffff, 0, 0, 0,
         0L));

@@ -139,7 +139,9 @@ typedef enum hpcn_wc_opcode {
     HPCN_WC_OP_SEND = 1,
     HPCN_WC_OP_RECV = 2,
     HPCN_WC_OP_RDMA_WRITE = 3,
-    HPCN_WC_OP_RDMA_READ = 4
+    HPCN_WC_OP_RDMA_READ = 4,
+    HPCN_WC_OP_BIND_MW = 5,
+    HPCN_WC_OP_LOCAL_INV = 6
 } hpcn_wc_opcode_t;
 
 #define HPCN_WC_FLAG_IMM 1u /* imm holds immediate data (host byte order) */
@@ -228,6 +230,8 @@ int hpcn_verbs_close(hpcn_verbs_t *ctx);
 /* Live rdma_cm ids and memory regions of ctx (for tests and leak checks). */
 int hpcn_verbs_live_ids(const hpcn_verbs_t *ctx);
 int hpcn_verbs_live_mrs(const hpcn_verbs_t *ctx);
+/* Live memory windows of ctx (hpcn_verbs_mw_alloc'd, not yet deallocated). */
+int hpcn_verbs_live_mws(const hpcn_verbs_t *ctx);
 
 /* Current CQ size; grows it to at least entries (ibv_resize_cq). */
 int hpcn_verbs_cq_size(const hpcn_verbs_t *ctx);
@@ -298,15 +302,54 @@ int hpcn_verbs_local_port(uint64_t id);
  */
 int hpcn_verbs_peer_address(uint64_t id, size_t out_len, uint8_t *out);
 
-/* ibv_reg_mr with LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE. */
-int hpcn_verbs_mr_reg(hpcn_verbs_t *ctx, void *addr, size_t length, hpcn_mr_info_t *info_out);
+/*
+ * What a registration grants besides local write (which every registration has). Pool slabs
+ * are registered with HPCN_ACCESS_WINDOWS only: their rkey opens nothing to a peer, remote
+ * access goes through a memory window bound to exactly the bytes of one transfer. A region an
+ * application exposes gets a registration of its own with remote read and write.
+ */
+#define HPCN_ACCESS_WINDOWS      1u /* memory windows may be bound on it (IBV_ACCESS_MW_BIND) */
+#define HPCN_ACCESS_REMOTE_READ  2u
+#define HPCN_ACCESS_REMOTE_WRITE 4u
+
+/* ibv_reg_mr with LOCAL_WRITE and the HPCN_ACCESS_* bits of access; -EINVAL for other bits. */
+int hpcn_verbs_mr_reg(hpcn_verbs_t *ctx, void *addr, size_t length, uint32_t access,
+                      hpcn_mr_info_t *info_out);
 int hpcn_verbs_mr_dereg(hpcn_verbs_t *ctx, uint64_t handle);
+
+/*
+ * 1 when the device of ctx has type 2 memory windows (IBV_DEVICE_MEM_WINDOW_TYPE_2A or 2B),
+ * which the transport needs to scope rendezvous reads; 0 otherwise.
+ */
+int hpcn_verbs_has_windows(const hpcn_verbs_t *ctx);
+
+/*
+ * A type 2 memory window on ctx's PD (ibv_alloc_mw), unbound. Writes its handle; 0 or -errno.
+ * Deallocating a bound window invalidates it. Windows count as registrations for
+ * hpcn_verbs_close (-EBUSY while any is alive); slabs they are bound to cannot be deregistered.
+ */
+int hpcn_verbs_mw_alloc(hpcn_verbs_t *ctx, uint64_t *handle_out);
+int hpcn_verbs_mw_dealloc(hpcn_verbs_t *ctx, uint64_t handle);
+
+/*
+ * Data path. Posts a signalled IBV_WR_BIND_MW on id's QP: window mw gets remote access
+ * (HPCN_ACCESS_REMOTE_READ/WRITE bits) to exactly [addr, addr + length) of registration mr,
+ * usable only through this QP (type 2). The window's key byte is advanced first, so no key it
+ * had before opens it again. Returns the new rkey (0 .. 2^32-1) or -errno; the bind takes
+ * effect before any later work request of this QP executes.
+ */
+int64_t hpcn_verbs_post_bind(uint64_t id, uint64_t wr_id, uint64_t mw, uint64_t mr,
+                             uint64_t addr, uint64_t length, uint32_t access);
+
+/* Posts a signalled IBV_WR_LOCAL_INV of rkey (a window bound on this QP); 0 or -errno. */
+int hpcn_verbs_post_local_inv(uint64_t id, uint64_t wr_id, uint32_t rkey);
 
 /* Data path: 0 or -errno (-EINVAL for bad arguments, else what ibv_post_* returned). */
 int hpcn_verbs_post_send(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge, int num_sge);
 int hpcn_verbs_post_send_imm(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge, int num_sge,
                              uint32_t imm);
 int hpcn_verbs_post_recv(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge, int num_sge);
+/* -EINVAL as well when [remote_addr, remote_addr + length) wraps around. */
 int hpcn_verbs_post_rdma(uint64_t id, uint64_t wr_id, int is_read, const hpcn_sge_t *local,
                          uint64_t remote_addr, uint32_t rkey);
 

@@ -296,7 +296,7 @@ static void JNICALL native_destroy_id(JNIEnv *env, jclass cls, jlong ctx, jlong 
 }
 
 static jlong JNICALL native_reg_mr(JNIEnv *env, jclass cls, jlong ctx, jobject slab,
-                                   jlongArray info)
+                                   jlong offset, jlong length, jint access, jlongArray info)
 {
     hpcn_mr_info_t mr;
     jlong values[3];
@@ -311,11 +311,13 @@ static jlong JNICALL native_reg_mr(JNIEnv *env, jclass cls, jlong ctx, jobject s
     }
     addr = (*env)->GetDirectBufferAddress(env, slab);
     capacity = (*env)->GetDirectBufferCapacity(env, slab);
-    if (addr == NULL || capacity <= 0) {
-        hpcn_jni_throw(env, "ibv_reg_mr", EINVAL); /* not a direct buffer */
+    if (addr == NULL || capacity <= 0 || offset < 0 || length <= 0 || offset > capacity ||
+        length > capacity - offset) {
+        hpcn_jni_throw(env, "ibv_reg_mr", EINVAL); /* not a direct buffer, or out of it */
         return 0;
     }
-    rc = hpcn_verbs_mr_reg(ctx_of(ctx), addr, (size_t)capacity, &mr);
+    rc = hpcn_verbs_mr_reg(ctx_of(ctx), (uint8_t *)addr + offset, (size_t)length,
+                           (uint32_t)access, &mr);
     if (rc < 0) {
         hpcn_jni_throw(env, "ibv_reg_mr", -rc);
         return 0;
@@ -335,6 +337,64 @@ static void JNICALL native_dereg_mr(JNIEnv *env, jclass cls, jlong ctx, jlong ha
     rc = hpcn_verbs_mr_dereg(ctx_of(ctx), (uint64_t)handle);
     if (rc < 0)
         hpcn_jni_throw(env, "ibv_dereg_mr", -rc);
+}
+
+static jboolean JNICALL native_has_windows(JNIEnv *env, jclass cls, jlong ctx)
+{
+    (void)env;
+    (void)cls;
+    return hpcn_verbs_has_windows(ctx_of(ctx)) ? JNI_TRUE : JNI_FALSE;
+}
+
+static jlong JNICALL native_mw_alloc(JNIEnv *env, jclass cls, jlong ctx)
+{
+    uint64_t handle;
+    int rc;
+
+    (void)cls;
+    rc = hpcn_verbs_mw_alloc(ctx_of(ctx), &handle);
+    if (rc < 0) {
+        hpcn_jni_throw(env, "ibv_alloc_mw", -rc);
+        return 0;
+    }
+    return (jlong)handle;
+}
+
+static void JNICALL native_mw_dealloc(JNIEnv *env, jclass cls, jlong ctx, jlong handle)
+{
+    int rc;
+
+    (void)cls;
+    rc = hpcn_verbs_mw_dealloc(ctx_of(ctx), (uint64_t)handle);
+    if (rc < 0)
+        hpcn_jni_throw(env, "ibv_dealloc_mw", -rc);
+}
+
+static jint JNICALL native_live_mws(JNIEnv *env, jclass cls, jlong ctx)
+{
+    (void)env;
+    (void)cls;
+    return hpcn_verbs_live_mws(ctx_of(ctx));
+}
+
+static jlong JNICALL native_post_bind(JNIEnv *env, jclass cls, jlong id, jlong wr_id, jlong mw,
+                                      jlong mr, jlong addr, jint len, jint access)
+{
+    (void)env;
+    (void)cls;
+    if (len <= 0)
+        return -EINVAL;
+    return (jlong)hpcn_verbs_post_bind((uint64_t)id, (uint64_t)wr_id, (uint64_t)mw,
+                                       (uint64_t)mr, (uint64_t)addr, (uint64_t)len,
+                                       (uint32_t)access);
+}
+
+static jint JNICALL native_post_local_inv(JNIEnv *env, jclass cls, jlong id, jlong wr_id,
+                                          jint rkey)
+{
+    (void)env;
+    (void)cls;
+    return hpcn_verbs_post_local_inv((uint64_t)id, (uint64_t)wr_id, (uint32_t)rkey);
 }
 
 static jint JNICALL native_wake(JNIEnv *env, jclass cls, jlong ctx)
@@ -475,7 +535,13 @@ static const JNINativeMethod verbs_methods[] = {
     { "reject", "(J)I", (void *)native_reject },
     { "disconnect", "(J)I", (void *)native_disconnect },
     { "destroyId", "(JJ)V", (void *)native_destroy_id },
-    { "regMr", "(JLjava/nio/ByteBuffer;[J)J", (void *)native_reg_mr },
+    { "regMr", "(JLjava/nio/ByteBuffer;JJI[J)J", (void *)native_reg_mr },
+    { "hasWindows", "(J)Z", (void *)native_has_windows },
+    { "mwAlloc", "(J)J", (void *)native_mw_alloc },
+    { "mwDealloc", "(JJ)V", (void *)native_mw_dealloc },
+    { "liveMws", "(J)I", (void *)native_live_mws },
+    { "postBind", "(JJJJJII)J", (void *)native_post_bind },
+    { "postLocalInv", "(JJI)I", (void *)native_post_local_inv },
     { "deregMr", "(JJ)V", (void *)native_dereg_mr },
     { "wake", "(J)I", (void *)native_wake },
     { "waitEvents", "(JI)I", (void *)native_wait_events },

@@ -3,14 +3,15 @@
  *
  * The verbs transport's native half: one context per Java transport (rdma_cm event channel,
  * device context, PD, completion channel + CQ, wakeup eventfd), RC QPs made by rdma_cm,
- * whole-slab memory registration, the four posts the protocol needs, and completions and cm
+ * whole-slab memory registration, type 2 memory windows that scope what a peer may read to one
+ * transfer, the posts the protocol needs, and completions and cm
  * events copied into fixed-size records that Java reads off-heap.
  *
  * Why librdmacm's device context: rdma_create_qp requires the PD to belong to the very
  * ibv_context the cm id is bound to, and librdmacm opens its own contexts. Taking the context
  * from rdma_get_devices() makes the PD, the CQ and every id of this transport agree.
  *
- * Threading: only hpcn_verbs_wake and hpcn_verbs_mr_* may be called concurrently with the
+ * Threading: only hpcn_verbs_wake, hpcn_verbs_mr_* and hpcn_verbs_mw_* may be called concurrently with the
  * event loop; everything else belongs to the loop's thread (see hpcn.h), so no locks here.
  */
 #include "hpcn.h"
@@ -51,8 +52,10 @@ struct hpcn_verbs {
     int max_qp_rd_atom;
     int max_qp_init_rd_atom;
     int max_cqe;
+    int has_windows;                      /* type 2 memory windows (2A or 2B) */
     int live_ids;                         /* event-loop thread only */
     atomic_int live_mrs;                  /* any thread */
+    atomic_int live_mws;                  /* any thread */
 };
 
 _Static_assert(sizeof(hpcn_wc_t) == 40, "hpcn_wc_t is part of the ABI");
@@ -139,6 +142,7 @@ int hpcn_verbs_open(const char *device, int cq_entries, hpcn_verbs_t **ctx_out,
     }
     ctx->wake_fd = -1;
     atomic_init(&ctx->live_mrs, 0);
+    atomic_init(&ctx->live_mws, 0);
 
     errno = 0;
     call = "rdma_create_event_channel";
@@ -166,6 +170,8 @@ int hpcn_verbs_open(const char *device, int cq_entries, hpcn_verbs_t **ctx_out,
     ctx->max_qp_rd_atom = attr.max_qp_rd_atom;
     ctx->max_qp_init_rd_atom = attr.max_qp_init_rd_atom;
     ctx->max_cqe = attr.max_cqe;
+    ctx->has_windows = (attr.device_cap_flags &
+                        (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B)) != 0;
     if (cq_entries > ctx->max_cqe) {
         call = "ibv_create_cq";
         err = EINVAL;
@@ -231,7 +237,8 @@ int hpcn_verbs_close(hpcn_verbs_t *ctx)
 
     if (ctx == NULL)
         return -EINVAL;
-    if (ctx->live_ids != 0 || atomic_load(&ctx->live_mrs) != 0)
+    if (ctx->live_ids != 0 || atomic_load(&ctx->live_mrs) != 0 ||
+        atomic_load(&ctx->live_mws) != 0)
         return -EBUSY;
 
     /* Each step clears what it released, so a failed close can be retried. */
@@ -274,6 +281,16 @@ int hpcn_verbs_live_ids(const hpcn_verbs_t *ctx)
 int hpcn_verbs_live_mrs(const hpcn_verbs_t *ctx)
 {
     return ctx == NULL ? -EINVAL : atomic_load(&((hpcn_verbs_t *)ctx)->live_mrs);
+}
+
+int hpcn_verbs_live_mws(const hpcn_verbs_t *ctx)
+{
+    return ctx == NULL ? -EINVAL : atomic_load(&((hpcn_verbs_t *)ctx)->live_mws);
+}
+
+int hpcn_verbs_has_windows(const hpcn_verbs_t *ctx)
+{
+    return ctx != NULL && ctx->has_windows;
 }
 
 int hpcn_verbs_cq_size(const hpcn_verbs_t *ctx)
@@ -371,6 +388,8 @@ hpcn_wc_opcode_t hpcn_verbs_wc_opcode_from_ibv(int ibv_wc_opcode)
     case IBV_WC_SEND:               return HPCN_WC_OP_SEND;
     case IBV_WC_RDMA_WRITE:         return HPCN_WC_OP_RDMA_WRITE;
     case IBV_WC_RDMA_READ:          return HPCN_WC_OP_RDMA_READ;
+    case IBV_WC_BIND_MW:            return HPCN_WC_OP_BIND_MW;
+    case IBV_WC_LOCAL_INV:          return HPCN_WC_OP_LOCAL_INV;
     case IBV_WC_RECV:
     case IBV_WC_RECV_RDMA_WITH_IMM: return HPCN_WC_OP_RECV;
     default:                        return HPCN_WC_OP_UNKNOWN;
@@ -738,15 +757,24 @@ int hpcn_verbs_peer_address(uint64_t id, size_t out_len, uint8_t *out)
     return -ENOTCONN;
 }
 
-int hpcn_verbs_mr_reg(hpcn_verbs_t *ctx, void *addr, size_t length, hpcn_mr_info_t *info_out)
+int hpcn_verbs_mr_reg(hpcn_verbs_t *ctx, void *addr, size_t length, uint32_t access,
+                      hpcn_mr_info_t *info_out)
 {
+    const uint32_t known = HPCN_ACCESS_WINDOWS | HPCN_ACCESS_REMOTE_READ |
+                           HPCN_ACCESS_REMOTE_WRITE;
+    int flags = IBV_ACCESS_LOCAL_WRITE;
     struct ibv_mr *mr;
 
-    if (ctx == NULL || addr == NULL || length == 0 || info_out == NULL)
+    if (ctx == NULL || addr == NULL || length == 0 || info_out == NULL || (access & ~known))
         return -EINVAL;
+    if (access & HPCN_ACCESS_WINDOWS)
+        flags |= IBV_ACCESS_MW_BIND;
+    if (access & HPCN_ACCESS_REMOTE_READ)
+        flags |= IBV_ACCESS_REMOTE_READ;
+    if (access & HPCN_ACCESS_REMOTE_WRITE)
+        flags |= IBV_ACCESS_REMOTE_WRITE;
     errno = 0;
-    mr = ibv_reg_mr(ctx->pd, addr, length,
-                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+    mr = ibv_reg_mr(ctx->pd, addr, length, flags);
     if (mr == NULL)
         return -errno_or(ENOMEM);
     atomic_fetch_add(&ctx->live_mrs, 1);
@@ -767,6 +795,36 @@ int hpcn_verbs_mr_dereg(hpcn_verbs_t *ctx, uint64_t handle)
     if (rc != 0)
         return -rc;
     atomic_fetch_sub(&ctx->live_mrs, 1);
+    return 0;
+}
+
+int hpcn_verbs_mw_alloc(hpcn_verbs_t *ctx, uint64_t *handle_out)
+{
+    struct ibv_mw *mw;
+
+    if (ctx == NULL || handle_out == NULL)
+        return -EINVAL;
+    if (!ctx->has_windows)
+        return -EOPNOTSUPP;
+    errno = 0;
+    mw = ibv_alloc_mw(ctx->pd, IBV_MW_TYPE_2);
+    if (mw == NULL)
+        return -errno_or(ENOMEM);
+    atomic_fetch_add(&ctx->live_mws, 1);
+    *handle_out = (uint64_t)(uintptr_t)mw;
+    return 0;
+}
+
+int hpcn_verbs_mw_dealloc(hpcn_verbs_t *ctx, uint64_t handle)
+{
+    int rc;
+
+    if (ctx == NULL || handle == 0)
+        return -EINVAL;
+    rc = ibv_dealloc_mw((struct ibv_mw *)(uintptr_t)handle);
+    if (rc != 0)
+        return -rc;
+    atomic_fetch_sub(&ctx->live_mws, 1);
     return 0;
 }
 
@@ -791,13 +849,25 @@ static struct ibv_qp *qp_of(uint64_t id)
     return cm_id(id)->qp;
 }
 
+/* Posts one send-queue work request on id's QP; 0 or -errno. */
+static int post_one(uint64_t id, struct ibv_send_wr *wr)
+{
+    struct ibv_send_wr *bad;
+    struct ibv_qp *qp = qp_of(id);
+    int rc;
+
+    if (qp == NULL)
+        return -ENOTCONN;
+    rc = ibv_post_send(qp, wr, &bad);
+    return rc == 0 ? 0 : -rc;
+}
+
+
 static int post_send_wr(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge, int num_sge,
                         int with_imm, uint32_t imm)
 {
     struct ibv_sge sg[HPCN_MAX_SGE];
     struct ibv_send_wr wr;
-    struct ibv_send_wr *bad;
-    struct ibv_qp *qp;
     int rc;
 
     if (id == 0)
@@ -805,18 +875,14 @@ static int post_send_wr(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge, int 
     rc = check_sges(sge, num_sge, sg);
     if (rc != 0)
         return rc;
-    qp = qp_of(id);
-    if (qp == NULL)
-        return -ENOTCONN;
     memset(&wr, 0, sizeof(wr));
     wr.wr_id = wr_id;
     wr.sg_list = num_sge > 0 ? sg : NULL;
     wr.num_sge = num_sge;
-    wr.opcode = with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
     wr.send_flags = IBV_SEND_SIGNALED;
+    wr.opcode = with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
     wr.imm_data = htonl(imm);
-    rc = ibv_post_send(qp, &wr, &bad);
-    return rc == 0 ? 0 : -rc;
+    return post_one(id, &wr);
 }
 
 int hpcn_verbs_post_send(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge, int num_sge)
@@ -828,6 +894,56 @@ int hpcn_verbs_post_send_imm(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge,
                              uint32_t imm)
 {
     return post_send_wr(id, wr_id, sge, num_sge, 1, imm);
+}
+
+int64_t hpcn_verbs_post_bind(uint64_t id, uint64_t wr_id, uint64_t mw, uint64_t mr,
+                             uint64_t addr, uint64_t length, uint32_t access)
+{
+    const uint32_t remote = HPCN_ACCESS_REMOTE_READ | HPCN_ACCESS_REMOTE_WRITE;
+    struct ibv_mw *window = (struct ibv_mw *)(uintptr_t)mw;
+    struct ibv_send_wr wr;
+    uint32_t rkey;
+    int flags = 0;
+    int rc;
+
+    if (id == 0 || mw == 0 || mr == 0 || length == 0 || (access & ~remote) || access == 0 ||
+        addr > UINT64_MAX - length)
+        return -EINVAL;
+    if (access & HPCN_ACCESS_REMOTE_READ)
+        flags |= IBV_ACCESS_REMOTE_READ;
+    if (access & HPCN_ACCESS_REMOTE_WRITE)
+        flags |= IBV_ACCESS_REMOTE_WRITE;
+    /* A fresh key byte per bind: a key handed out for an earlier transfer stops working. */
+    rkey = ibv_inc_rkey(window->rkey);
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = wr_id;
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.bind_mw.mw = window;
+    wr.bind_mw.rkey = rkey;
+    wr.bind_mw.bind_info.mr = (struct ibv_mr *)(uintptr_t)mr;
+    wr.bind_mw.bind_info.addr = addr;
+    wr.bind_mw.bind_info.length = length;
+    wr.bind_mw.bind_info.mw_access_flags = (unsigned int)flags;
+    rc = post_one(id, &wr);
+    if (rc != 0)
+        return rc;
+    window->rkey = rkey; /* the provider may have done so already; same value */
+    return (int64_t)rkey;
+}
+
+int hpcn_verbs_post_local_inv(uint64_t id, uint64_t wr_id, uint32_t rkey)
+{
+    struct ibv_send_wr wr;
+
+    if (id == 0)
+        return -EINVAL;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = wr_id;
+    wr.opcode = IBV_WR_LOCAL_INV;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.invalidate_rkey = rkey;
+    return post_one(id, &wr);
 }
 
 int hpcn_verbs_post_recv(uint64_t id, uint64_t wr_id, const hpcn_sge_t *sge, int num_sge)
@@ -859,8 +975,6 @@ int hpcn_verbs_post_rdma(uint64_t id, uint64_t wr_id, int is_read, const hpcn_sg
 {
     struct ibv_sge sg[1];
     struct ibv_send_wr wr;
-    struct ibv_send_wr *bad;
-    struct ibv_qp *qp;
     int rc;
 
     if (id == 0 || local == NULL || remote_addr == 0)
@@ -868,9 +982,8 @@ int hpcn_verbs_post_rdma(uint64_t id, uint64_t wr_id, int is_read, const hpcn_sg
     rc = check_sges(local, 1, sg);
     if (rc != 0)
         return rc;
-    qp = qp_of(id);
-    if (qp == NULL)
-        return -ENOTCONN;
+    if (remote_addr > UINT64_MAX - local->length)
+        return -EINVAL; /* the remote range would wrap around */
     memset(&wr, 0, sizeof(wr));
     wr.wr_id = wr_id;
     wr.sg_list = sg;
@@ -879,6 +992,5 @@ int hpcn_verbs_post_rdma(uint64_t id, uint64_t wr_id, int is_read, const hpcn_sg
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.wr.rdma.remote_addr = remote_addr;
     wr.wr.rdma.rkey = rkey;
-    rc = ibv_post_send(qp, &wr, &bad);
-    return rc == 0 ? 0 : -rc;
+    return post_one(id, &wr);
 }

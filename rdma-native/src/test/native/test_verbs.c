@@ -68,7 +68,11 @@ static int null_context_is_einval_everywhere(void)
     HPCN_CHECK(hpcn_verbs_connect(NULL, 1, NULL, 0) == -EINVAL);
     HPCN_CHECK(hpcn_verbs_accept(NULL, 1, NULL, 0, 1, 1) == -EINVAL);
     HPCN_CHECK(hpcn_verbs_destroy_id(NULL, 1) == -EINVAL);
-    HPCN_CHECK(hpcn_verbs_mr_reg(NULL, buf, sizeof(buf), &mr) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_mr_reg(NULL, buf, sizeof(buf), HPCN_ACCESS_WINDOWS, &mr) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_mw_alloc(NULL, &id) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_mw_dealloc(NULL, 1) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_live_mws(NULL) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_has_windows(NULL) == 0);
     HPCN_CHECK(hpcn_verbs_mr_dereg(NULL, 1) == -EINVAL);
     return 0;
 }
@@ -110,6 +114,19 @@ static int post_validates_scatter_gather_before_touching_the_qp(void)
     HPCN_CHECK(hpcn_verbs_post_rdma(bogus, 1, 0, NULL, 0x2000, 5) == -EINVAL);
     HPCN_CHECK(hpcn_verbs_post_rdma(bogus, 1, 0, sge, 0, 5) == -EINVAL);
     HPCN_CHECK(hpcn_verbs_post_rdma(bogus, 1, 0, &null_addr, 0x2000, 5) == -EINVAL);
+    /* A remote range that wraps around the address space is refused before posting. */
+    HPCN_CHECK(hpcn_verbs_post_rdma(bogus, 1, 1, sge, UINT64_MAX - 3, 5) == -EINVAL);
+    /* Binds: no length, no access, unknown access bits, a wrapping range. */
+    HPCN_CHECK(hpcn_verbs_post_bind(bogus, 1, bogus, bogus, 0x1000, 0,
+                                    HPCN_ACCESS_REMOTE_READ) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_post_bind(bogus, 1, bogus, bogus, 0x1000, 8, 0) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_post_bind(bogus, 1, bogus, bogus, 0x1000, 8,
+                                    HPCN_ACCESS_WINDOWS) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_post_bind(bogus, 1, bogus, bogus, UINT64_MAX - 3, 8,
+                                    HPCN_ACCESS_REMOTE_READ) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_post_bind(0, 1, bogus, bogus, 0x1000, 8,
+                                    HPCN_ACCESS_REMOTE_READ) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_post_local_inv(0, 1, 5) == -EINVAL);
     return 0;
 }
 

@@ -4,7 +4,11 @@
  * A real RC connection through rdma_cm between two transport contexts on one device (the
  * Soft-RoCE lane's rxe0): SEND/RECV with a header SGE, RDMA WRITE then READ of a registered
  * buffer with the data verified, a refused connection, and a clean teardown that leaves no
- * ids or registrations behind. Exits 77 (skipped) without a device that has an IPv4 GID,
+ * ids or registrations behind; memory windows (type 2) that open exactly the bytes of one
+ * transfer to one QP, for reading, until invalidated, and nothing through a slab registered for
+ * windows only. With
+ * the argument "bench": the cost of a window bind + invalidate against a registration +
+ * deregistration per transfer, 64 KiB .. 4 MiB (printed, never asserted). Exits 77 (skipped) without a device that has an IPv4 GID,
  * unless HPCN_REQUIRE_VERBS=1. HPCN_TEST_DEVICE picks the device (default: first active).
  */
 #include "hpcn.h"
@@ -195,8 +199,10 @@ static int loopback_send_write_read(void)
     HPCN_CHECK(server.mem != NULL && client.mem != NULL);
     memset(server.mem, 0, BUF_SIZE);
     memset(client.mem, 0, BUF_SIZE);
-    HPCN_CHECK(hpcn_verbs_mr_reg(server.ctx, server.mem, BUF_SIZE, &server.mr) == 0);
-    HPCN_CHECK(hpcn_verbs_mr_reg(client.ctx, client.mem, BUF_SIZE, &client.mr) == 0);
+    HPCN_CHECK(hpcn_verbs_mr_reg(server.ctx, server.mem, BUF_SIZE,
+                                 HPCN_ACCESS_REMOTE_READ | HPCN_ACCESS_REMOTE_WRITE,
+                                 &server.mr) == 0);
+    HPCN_CHECK(hpcn_verbs_mr_reg(client.ctx, client.mem, BUF_SIZE, 0, &client.mr) == 0);
     HPCN_CHECK(hpcn_verbs_live_mrs(server.ctx) == 1);
 
     /* Active side: address, route, QP + first RECV, connect. */
@@ -332,7 +338,277 @@ static int connect_to_closed_port_is_refused(void)
     return 0;
 }
 
-int main(void)
+/* ---- memory windows ------------------------------------------------------------------- */
+
+#define SLAB_SIZE (4 * 1024 * 1024)
+
+typedef struct pair {
+    side_t server;
+    side_t client;
+    uint64_t listen_id;
+} pair_t;
+
+/* Server and client contexts, each with a SLAB_SIZE slab registered for windows only. */
+static int pair_open(pair_t *p)
+{
+    const char *call = NULL;
+
+    memset(p, 0, sizeof(*p));
+    HPCN_CHECK(hpcn_verbs_open(device, 256, &p->server.ctx, &call) == 0);
+    HPCN_CHECK(hpcn_verbs_open(device, 256, &p->client.ctx, &call) == 0);
+    HPCN_CHECK(hpcn_verbs_has_windows(p->server.ctx) == 1);
+    p->server.mem = aligned_alloc(4096, SLAB_SIZE);
+    p->client.mem = aligned_alloc(4096, SLAB_SIZE);
+    HPCN_CHECK(p->server.mem != NULL && p->client.mem != NULL);
+    memset(p->server.mem, 0x5a, SLAB_SIZE);
+    memset(p->client.mem, 0, SLAB_SIZE);
+    HPCN_CHECK(hpcn_verbs_mr_reg(p->server.ctx, p->server.mem, SLAB_SIZE, HPCN_ACCESS_WINDOWS,
+                                 &p->server.mr) == 0);
+    HPCN_CHECK(hpcn_verbs_mr_reg(p->client.ctx, p->client.mem, SLAB_SIZE, HPCN_ACCESS_WINDOWS,
+                                 &p->client.mr) == 0);
+    return 0;
+}
+
+/* Connects a new client id to the pair's server (listening on first use). */
+static int pair_connect(pair_t *p, uint64_t *client_id, uint64_t *server_id)
+{
+    struct sockaddr_in addr = device_addr;
+    hpcn_cm_event_t ev;
+    uint32_t qpn;
+    int port;
+
+    if (p->listen_id == 0) {
+        addr.sin_port = 0;
+        HPCN_CHECK(hpcn_verbs_listen(p->server.ctx, &addr, sizeof(addr), 8, &p->listen_id,
+                                     &port) == 0);
+    }
+    port = hpcn_verbs_local_port(p->listen_id);
+    addr.sin_port = htons((uint16_t)port);
+    HPCN_CHECK(hpcn_verbs_connect_start(p->client.ctx, &addr, sizeof(addr), 5000,
+                                        client_id) == 0);
+    HPCN_CHECK(expect_event(p->client.ctx, HPCN_CM_ADDR_RESOLVED, &ev) == 0);
+    HPCN_CHECK(hpcn_verbs_resolve_route(*client_id, 5000) == 0);
+    HPCN_CHECK(expect_event(p->client.ctx, HPCN_CM_ROUTE_RESOLVED, &ev) == 0);
+    HPCN_CHECK(hpcn_verbs_qp_create(p->client.ctx, *client_id, 64, 4, &qpn) == 0);
+    HPCN_CHECK(hpcn_verbs_connect(p->client.ctx, *client_id, NULL, 0) == 0);
+    HPCN_CHECK(expect_event(p->server.ctx, HPCN_CM_CONNECT_REQUEST, &ev) == 0);
+    *server_id = ev.id;
+    HPCN_CHECK(hpcn_verbs_qp_create(p->server.ctx, *server_id, 64, 4, &qpn) == 0);
+    HPCN_CHECK(hpcn_verbs_accept(p->server.ctx, *server_id, NULL, 0, ev.responder_resources,
+                                 ev.initiator_depth) == 0);
+    HPCN_CHECK(expect_event(p->client.ctx, HPCN_CM_ESTABLISHED, &ev) == 0);
+    HPCN_CHECK(expect_event(p->server.ctx, HPCN_CM_ESTABLISHED, &ev) == 0);
+    return 0;
+}
+
+static int pair_close(pair_t *p)
+{
+    if (p->listen_id != 0)
+        HPCN_CHECK(hpcn_verbs_destroy_id(p->server.ctx, p->listen_id) == 0);
+    HPCN_CHECK(hpcn_verbs_mr_dereg(p->client.ctx, p->client.mr.handle) == 0);
+    HPCN_CHECK(hpcn_verbs_mr_dereg(p->server.ctx, p->server.mr.handle) == 0);
+    HPCN_CHECK(hpcn_verbs_close(p->client.ctx) == 0);
+    HPCN_CHECK(hpcn_verbs_close(p->server.ctx) == 0);
+    free(p->client.mem);
+    free(p->server.mem);
+    return 0;
+}
+
+/* The client RDMA-READs len bytes of (remote, rkey) into its slab; the completion status. */
+static int client_read(pair_t *p, uint64_t client_id, uint64_t wr_id, uint64_t remote,
+                       uint32_t rkey, uint32_t len, hpcn_wc_t *wc)
+{
+    hpcn_sge_t sge = { .addr = p->client.mr.addr, .length = len, .lkey = p->client.mr.lkey };
+
+    HPCN_CHECK(hpcn_verbs_post_rdma(client_id, wr_id, 1, &sge, remote, rkey) == 0);
+    HPCN_CHECK(next_wc(p->client.ctx, wr_id, wc) == 0);
+    return 0;
+}
+
+static int drop_connection(pair_t *p, uint64_t client_id, uint64_t server_id)
+{
+    hpcn_wc_t wc;
+    int n;
+
+    HPCN_CHECK(hpcn_verbs_destroy_id(p->client.ctx, client_id) == 0);
+    HPCN_CHECK(hpcn_verbs_destroy_id(p->server.ctx, server_id) == 0);
+    /* Leftover completions (flushes) of destroyed QPs. */
+    while ((n = hpcn_verbs_poll_cq(p->server.ctx, &wc, 1)) > 0)
+        ;
+    while ((n = hpcn_verbs_poll_cq(p->client.ctx, &wc, 1)) > 0)
+        ;
+    return 0;
+}
+
+/*
+ * A window bound on connection A for 64 KiB opens exactly those bytes to A's peer: the read
+ * of the granted bytes returns them; one byte past them, the slab's own rkey, the same key on
+ * another connection and the key after a local invalidate are remote access errors.
+ */
+static int windows_open_exactly_one_transfer(void)
+{
+    const uint32_t granted = 64 * 1024;
+    const uint64_t offset = 1024 * 1024;
+    pair_t p;
+    hpcn_wc_t wc;
+    uint64_t a_client;
+    uint64_t a_server;
+    uint64_t b_client;
+    uint64_t b_server;
+    uint64_t mw;
+    int64_t rkey;
+    int i;
+
+    HPCN_CHECK(pair_open(&p) == 0);
+    for (i = 0; i < (int)granted; i++)
+        p.server.mem[offset + i] = (uint8_t)(i * 31 + 7);
+    HPCN_CHECK(pair_connect(&p, &a_client, &a_server) == 0);
+    HPCN_CHECK(hpcn_verbs_mw_alloc(p.server.ctx, &mw) == 0);
+    HPCN_CHECK(hpcn_verbs_live_mws(p.server.ctx) == 1);
+    rkey = hpcn_verbs_post_bind(a_server, 1, mw, p.server.mr.handle,
+                                p.server.mr.addr + offset, granted, HPCN_ACCESS_REMOTE_READ);
+    HPCN_CHECK(rkey >= 0);
+    HPCN_CHECK(next_wc(p.server.ctx, 1, &wc) == 0);
+    HPCN_CHECK(wc.status == HPCN_WC_SUCCESS && wc.opcode == HPCN_WC_OP_BIND_MW);
+
+    /* Granted: the exact bytes. */
+    HPCN_CHECK(client_read(&p, a_client, 10, p.server.mr.addr + offset, (uint32_t)rkey, granted,
+                           &wc) == 0);
+    HPCN_CHECK(wc.status == HPCN_WC_SUCCESS);
+    HPCN_CHECK(memcmp(p.client.mem, p.server.mem + offset, granted) == 0);
+
+    /* Another connection with the same key: refused, nothing read. */
+    HPCN_CHECK(pair_connect(&p, &b_client, &b_server) == 0);
+    memset(p.client.mem, 0, granted);
+    HPCN_CHECK(client_read(&p, b_client, 11, p.server.mr.addr + offset, (uint32_t)rkey, granted,
+                           &wc) == 0);
+    printf("(other QP: %s) ", hpcn_verbs_wc_status_text(wc.vendor_status));
+    HPCN_CHECK(wc.status == HPCN_WC_ERROR);
+    HPCN_CHECK(p.client.mem[0] == 0 && p.client.mem[granted - 1] == 0);
+    HPCN_CHECK(drop_connection(&p, b_client, b_server) == 0);
+
+    /* The slab's own rkey opens nothing (registered for windows only). */
+    HPCN_CHECK(pair_connect(&p, &b_client, &b_server) == 0);
+    HPCN_CHECK(client_read(&p, b_client, 12, p.server.mr.addr, p.server.mr.rkey, 4096, &wc) == 0);
+    HPCN_CHECK(wc.status == HPCN_WC_ERROR);
+    HPCN_CHECK(drop_connection(&p, b_client, b_server) == 0);
+
+    /*
+     * One byte past the grant on the granted connection. The IB spec bounds a window's access
+     * to its own range, which hardware enforces; rdma_rxe of Linux 6.1 checks the range of the
+     * registration under the window instead (the read succeeds there, seen in the lane), so on
+     * rxe this is printed, not asserted: the lane cannot prove window bounds.
+     */
+    HPCN_CHECK(client_read(&p, a_client, 13, p.server.mr.addr + offset, (uint32_t)rkey,
+                           granted + 1, &wc) == 0);
+    printf("(past the grant: %s) ", hpcn_verbs_wc_status_text(wc.vendor_status));
+    if (strncmp(device, "rxe", 3) != 0)
+        HPCN_CHECK(wc.status == HPCN_WC_ERROR);
+    /*
+     * A bound window holds its QP: deallocate it before the QP goes (rxe waits for it for
+     * tens of seconds otherwise), as the transport does.
+     */
+    HPCN_CHECK(hpcn_verbs_mw_dealloc(p.server.ctx, mw) == 0);
+    HPCN_CHECK(drop_connection(&p, a_client, a_server) == 0);
+
+    /*
+     * On a new connection, a new window: bind, invalidate, bind again. The second bind has
+     * another key; the first key is dead, the second opens the bytes.
+     */
+    HPCN_CHECK(hpcn_verbs_mw_alloc(p.server.ctx, &mw) == 0);
+    HPCN_CHECK(pair_connect(&p, &a_client, &a_server) == 0);
+    rkey = hpcn_verbs_post_bind(a_server, 2, mw, p.server.mr.handle, p.server.mr.addr + offset,
+                                granted, HPCN_ACCESS_REMOTE_READ);
+    HPCN_CHECK(rkey >= 0);
+    HPCN_CHECK(next_wc(p.server.ctx, 2, &wc) == 0 && wc.status == HPCN_WC_SUCCESS);
+    HPCN_CHECK(hpcn_verbs_post_local_inv(a_server, 3, (uint32_t)rkey) == 0);
+    HPCN_CHECK(next_wc(p.server.ctx, 3, &wc) == 0);
+    HPCN_CHECK(wc.status == HPCN_WC_SUCCESS && wc.opcode == HPCN_WC_OP_LOCAL_INV);
+    {
+        int64_t again = hpcn_verbs_post_bind(a_server, 4, mw, p.server.mr.handle,
+                                             p.server.mr.addr + offset, granted,
+                                             HPCN_ACCESS_REMOTE_READ);
+
+        HPCN_CHECK(again >= 0 && again != rkey);
+        HPCN_CHECK(next_wc(p.server.ctx, 4, &wc) == 0 && wc.status == HPCN_WC_SUCCESS);
+        HPCN_CHECK(client_read(&p, a_client, 14, p.server.mr.addr + offset, (uint32_t)again,
+                               16, &wc) == 0);
+        HPCN_CHECK(wc.status == HPCN_WC_SUCCESS);
+    }
+    HPCN_CHECK(client_read(&p, a_client, 15, p.server.mr.addr + offset, (uint32_t)rkey, 16,
+                           &wc) == 0);
+    HPCN_CHECK(wc.status == HPCN_WC_ERROR);
+
+    HPCN_CHECK(hpcn_verbs_close(p.server.ctx) == -EBUSY); /* the window is alive */
+    HPCN_CHECK(hpcn_verbs_mw_dealloc(p.server.ctx, mw) == 0);
+    HPCN_CHECK(hpcn_verbs_live_mws(p.server.ctx) == 0);
+    HPCN_CHECK(drop_connection(&p, a_client, a_server) == 0);
+    return pair_close(&p);
+}
+
+static double elapsed_us(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) * 1e6 + (double)(b->tv_nsec - a->tv_nsec) / 1e3;
+}
+
+/*
+ * Per transfer: bind a window + invalidate it (each a signalled work request, waited for), or
+ * ibv_reg_mr + ibv_dereg_mr of the transfer's bytes. Prints microseconds per transfer.
+ */
+static int bench_windows_against_registration(void)
+{
+    static const uint32_t sizes[] = { 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024 };
+    const int rounds = 200;
+    struct timespec t0;
+    struct timespec t1;
+    pair_t p;
+    hpcn_wc_t wc;
+    uint64_t client_id;
+    uint64_t server_id;
+    uint64_t mw;
+    size_t s;
+    int i;
+
+    HPCN_CHECK(pair_open(&p) == 0);
+    HPCN_CHECK(pair_connect(&p, &client_id, &server_id) == 0);
+    HPCN_CHECK(hpcn_verbs_mw_alloc(p.server.ctx, &mw) == 0);
+    printf("\n%-10s %16s %16s\n", "bytes", "bind+inv us", "reg+dereg us");
+    for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        double bind_us;
+        double reg_us;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (i = 0; i < rounds; i++) {
+            int64_t rkey = hpcn_verbs_post_bind(server_id, 1, mw, p.server.mr.handle,
+                                                p.server.mr.addr, sizes[s],
+                                                HPCN_ACCESS_REMOTE_READ);
+
+            HPCN_CHECK(rkey >= 0);
+            HPCN_CHECK(next_wc(p.server.ctx, 1, &wc) == 0 && wc.status == HPCN_WC_SUCCESS);
+            HPCN_CHECK(hpcn_verbs_post_local_inv(server_id, 2, (uint32_t)rkey) == 0);
+            HPCN_CHECK(next_wc(p.server.ctx, 2, &wc) == 0 && wc.status == HPCN_WC_SUCCESS);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        bind_us = elapsed_us(&t0, &t1) / rounds;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (i = 0; i < rounds; i++) {
+            hpcn_mr_info_t mr;
+
+            HPCN_CHECK(hpcn_verbs_mr_reg(p.server.ctx, p.server.mem, sizes[s],
+                                         HPCN_ACCESS_REMOTE_READ, &mr) == 0);
+            HPCN_CHECK(hpcn_verbs_mr_dereg(p.server.ctx, mr.handle) == 0);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        reg_us = elapsed_us(&t0, &t1) / rounds;
+        printf("%-10u %16.1f %16.1f\n", sizes[s], bind_us, reg_us);
+    }
+    HPCN_CHECK(hpcn_verbs_mw_dealloc(p.server.ctx, mw) == 0); /* before its QP goes */
+    HPCN_CHECK(drop_connection(&p, client_id, server_id) == 0);
+    return pair_close(&p);
+}
+
+int main(int argc, char **argv)
 {
     const char *require = getenv("HPCN_REQUIRE_VERBS");
     int failures = 0;
@@ -347,7 +623,10 @@ int main(void)
         printf("skipped: no active RDMA device with an IPv4 GID: run dev-support/bin/test-rdma\n");
         return SKIP;
     }
+    if (argc > 1 && strcmp(argv[1], "bench") == 0)
+        return HPCN_RUN(bench_windows_against_registration);
     failures += HPCN_RUN(loopback_send_write_read);
     failures += HPCN_RUN(connect_to_closed_port_is_refused);
+    failures += HPCN_RUN(windows_open_exactly_one_transfer);
     return failures == 0 ? 0 : 1;
 }

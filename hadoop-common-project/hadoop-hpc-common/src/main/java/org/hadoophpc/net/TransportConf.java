@@ -41,7 +41,6 @@ public final class TransportConf {
   private final boolean strict;
   private final String device;
   private final int port;
-  private final int gidIndex;
   private final long connectTimeoutMs;
   private final long ioTimeoutMs;
   private final long bufferPoolMax;
@@ -76,7 +75,6 @@ public final class TransportConf {
     }
     device = dev;
     port = nonNegative(VERBS_PORT_KEY, conf.getInt(VERBS_PORT_KEY, VERBS_PORT_DEFAULT));
-    gidIndex = conf.getInt(VERBS_GID_INDEX_KEY, VERBS_GID_INDEX_DEFAULT);
     connectTimeoutMs = positive(CONNECT_TIMEOUT_KEY,
         conf.getTimeDuration(CONNECT_TIMEOUT_KEY, CONNECT_TIMEOUT_DEFAULT, TimeUnit.MILLISECONDS));
     ioTimeoutMs = positive(IO_TIMEOUT_KEY,
@@ -145,10 +143,6 @@ public final class TransportConf {
 
   public int port() {
     return port;
-  }
-
-  public int gidIndex() {
-    return gidIndex;
   }
 
   public long connectTimeoutMs() {

@@ -42,10 +42,6 @@ public final class TransportConfigKeys {
   public static final String VERBS_PORT_KEY = "hadoop.hpc.transport.verbs.port";
   public static final int VERBS_PORT_DEFAULT = 0;
 
-  /** GID index for RoCE; -1 picks the IPv4-mapped GID of the bound address. */
-  public static final String VERBS_GID_INDEX_KEY = "hadoop.hpc.transport.verbs.gid.index";
-  public static final int VERBS_GID_INDEX_DEFAULT = -1;
-
   /** Time to establish a connection (rdma_cm address/route resolution + accept, or TCP). */
   public static final String CONNECT_TIMEOUT_KEY = "hadoop.hpc.transport.connect.timeout";
   public static final String CONNECT_TIMEOUT_DEFAULT = "10s";

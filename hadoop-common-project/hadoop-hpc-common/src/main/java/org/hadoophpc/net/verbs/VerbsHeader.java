@@ -17,7 +17,8 @@ import java.nio.ByteOrder;
  *  2  u16  credits   receive credits returned to the peer (piggybacked on every message)
  *  4  i32  reqId     request id, chosen by the requester, unique among its requests in flight
  *  8  i32  length    payload bytes (rendezvous: bytes the receiver must RDMA READ)
- * 12  i32  rkey      rendezvous: rkey of the sender's exposed payload
+ * 12  i32  rkey      rendezvous: rkey of the memory window the sender bound to exactly its
+ *                     payload (remote read, this QP only)
  * 16  i64  address   rendezvous: virtual address of the sender's exposed payload;
  *                     REVOKE/REVOKE_ACK: the RemoteRegion key
  * 24  i64  reserved  0
@@ -48,7 +49,10 @@ final class VerbsHeader {
   static final byte REQUEST_RNDV = 4;
   /** A large response, same scheme. */
   static final byte RESPONSE_RNDV = 5;
-  /** The rendezvous payload was read (or abandoned): the sender may release it. */
+  /**
+   * The rendezvous payload was read (or abandoned): the sender invalidates the window, then
+   * releases the payload.
+   */
   static final byte RNDV_DONE = 6;
   /** Only returns credits. */
   static final byte CREDIT = 7;

@@ -15,8 +15,9 @@ import org.hadoophpc.nativeio.NativeIoException;
  *
  * <p>Slow-path methods (declared {@code throws NativeIoException}) throw on failure. Data-path
  * methods return {@code >= 0} or {@code -errno} and never throw. Handles are pointers; 0 is never
- * valid. Thread-safety: {@link #wake}, {@link #regMr} and {@link #deregMr} may be called from
- * any thread; everything else on a context belongs to its event loop.
+ * valid. Thread-safety: {@link #wake}, {@link #regMr}, {@link #deregMr}, {@link #mwAlloc} and
+ * {@link #mwDealloc} may be called from any thread; everything else on a context belongs to
+ * its event loop.
  *
  * <p>Record layouts below are checked at load time by {@code HpcNative}'s ABI handshake
  * ({@code hpcn_abi_layout}), so these constants cannot silently disagree with C.
@@ -33,6 +34,11 @@ final class VerbsNatives {
   static final int WC_BYTE_LEN = 16;
   static final int WC_QP_NUM = 20;
   static final int WC_VENDOR_STATUS = 32;
+
+  /** {@code HPCN_ACCESS_*}: what a registration or window grants besides local write. */
+  static final int ACCESS_WINDOWS = 1;
+  static final int ACCESS_REMOTE_READ = 2;
+  static final int ACCESS_REMOTE_WRITE = 4;
 
   /** {@code hpcn_wc_status_t}. */
   static final int WC_SUCCESS = 0;
@@ -134,10 +140,23 @@ final class VerbsNatives {
   static native void destroyId(long ctx, long id) throws NativeIoException;
 
   /**
-   * Registers a whole direct buffer (LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE); writes address,
-   * lkey and rkey to {@code info[0..2]} and returns the handle.
+   * Registers {@code length} bytes from {@code offset} of a direct buffer with local write and
+   * the {@code ACCESS_*} bits of {@code access}; writes address, lkey and rkey to
+   * {@code info[0..2]} and returns the handle.
    */
-  static native long regMr(long ctx, ByteBuffer slab, long[] info) throws NativeIoException;
+  static native long regMr(long ctx, ByteBuffer memory, long offset, long length, int access,
+      long[] info) throws NativeIoException;
+
+  /** True when the device has type 2 memory windows (the transport needs them). */
+  static native boolean hasWindows(long ctx);
+
+  /** A type 2 memory window on the context's PD (unbound); its handle. Any thread. */
+  static native long mwAlloc(long ctx) throws NativeIoException;
+
+  /** Deallocates (and so invalidates) a window. Any thread. */
+  static native void mwDealloc(long ctx, long handle) throws NativeIoException;
+
+  static native int liveMws(long ctx);
 
   static native void deregMr(long ctx, long handle) throws NativeIoException;
 
@@ -160,6 +179,17 @@ final class VerbsNatives {
   /** Signalled SEND of a header SGE and, when {@code len > 0}, a payload SGE. */
   static native int postSend(long id, long wrId, long hdrAddr, int hdrLen, int hdrLkey, long addr,
       int len, int lkey);
+
+  /**
+   * Signalled bind of window {@code mw} to {@code [addr, addr + len)} of registration
+   * {@code mr} with the {@code ACCESS_REMOTE_*} bits of {@code access}, usable through this
+   * QP only; the new rkey (0 .. 2^32-1) or -errno.
+   */
+  static native long postBind(long id, long wrId, long mw, long mr, long addr, int len,
+      int access);
+
+  /** Signalled local invalidate of a window key bound on this QP; 0 or -errno. */
+  static native int postLocalInv(long id, long wrId, int rkey);
 
   /** RECV scattering into a header SGE and, when {@code len > 0}, a payload SGE. */
   static native int postRecv(long id, long wrId, long hdrAddr, int hdrLen, int hdrLkey, long addr,

@@ -20,6 +20,10 @@ final class VerbsOp {
   static final int RNDV_READ = 3;
   /** A user's request: its payload until sent, then its place among the operations in flight. */
   static final int REQUEST = 4;
+  /** Binds a rendezvous window; posted just before the message announcing it. */
+  static final int BIND = 5;
+  /** Invalidates a rendezvous window whose transfer is over. */
+  static final int LOCAL_INV = 6;
 
   /** What this is; changes only when a pooled object is reused. */
   int kind;
@@ -58,6 +62,11 @@ final class VerbsOp {
   // RNDV_READ
   boolean forResponse;
 
+  // MESSAGE announcing a rendezvous (the window to bind), LOCAL_INV (the window to invalidate)
+  VerbsWindows.Window window;
+  /** Tests only ({@link VerbsConnection#sendRaw}): credits written as is; -1 = the real ones. */
+  int rawCredits = -1;
+
   VerbsOp(int kind) {
     this.kind = kind;
   }
@@ -89,6 +98,8 @@ final class VerbsOp {
     slot = -1;
     messageLive = false;
     forResponse = false;
+    window = null;
+    rawCredits = -1;
   }
 
   boolean isUser() {

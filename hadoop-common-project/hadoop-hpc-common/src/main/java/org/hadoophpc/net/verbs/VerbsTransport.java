@@ -59,20 +59,26 @@ import org.slf4j.LoggerFactory;
  * {@code hadoop.hpc.transport.io.threads} is not used: one loop per transport (open more
  * transports for more cores).
  *
- * <p>Memory: the {@link BufferPool} registers each slab once ({@code ibv_reg_mr},
- * LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE); addresses and keys of a buffer come from its slab.
+ * <p>Memory: the {@link BufferPool} registers each slab once ({@code ibv_reg_mr}) for local
+ * access and memory-window binding only: a slab's rkey opens nothing to a peer. Remote access
+ * is granted per transfer or per region, never per slab: a rendezvous payload through a type 2
+ * memory window bound to exactly its bytes, on one connection's QP, until the transfer is over
+ * ({@link VerbsWindows}); a region the application exposes through a registration of its own
+ * covering exactly that region, with remote read and write, from {@link #expose} until
+ * {@link #unexpose} deregisters it. Addresses and lkeys of a buffer come from its slab.
  * It is the only registered memory: each connection's receive ring (header slots and one
  * {@link #EAGER_SIZE} payload per receive) is made of pool chunks too, so
  * {@code hadoop.hpc.transport.buffer.pool.max} bounds everything pinned. Rings together may take
  * at most a quarter of the pool ({@link #reserveRing}): a new connection gets the configured
  * receive depth, a smaller one when the rings' share is nearly used up, and fails naming the key
  * when not even {@value #MIN_RECV_DEPTH} receives fit; the rest of the pool stays for messages.
- * {@link #expose} therefore hands out the slab's rkey (low half of the region key; the high
- * half is an exposure id). An RC queue pair does not survive a remote access error, so
- * {@link #unexpose} cannot revoke in hardware without killing connections; it tells every
- * connected peer instead, which then fails later one-sided operations on that region before
- * posting them. A peer that ignores the protocol could still reach the slab until it is
- * deregistered (memory windows per region would close that; not done).
+ * {@link #expose} hands out the region registration's rkey (low half of the region key; the
+ * high half is an exposure id). {@link #unexpose} first tells every connected peer, which then
+ * fails later one-sided operations on that region before posting them (an RC queue pair does
+ * not survive a remote access error), waits for their acknowledgements, then deregisters the
+ * region: a peer that ignores the protocol gets a remote access error and loses its
+ * connection, never the memory. Devices without type 2 memory windows are refused at
+ * {@link #open} (the factory falls back to tcp with the reason).
  *
  * <p>Thread-safe.
  */
@@ -94,7 +100,7 @@ public final class VerbsTransport implements Transport {
   private static final int MAX_RECV_DEPTH = 32;
   /**
    * The fewest receives a connection gets. Credits come back on the peer's messages, or in a
-   * CREDIT message once half the window ({@link VerbsConnection#creditThreshold}, at least 2) is
+   * CREDIT message once half the window ({@link VerbsCredits#threshold}, at least 2) is
    * owed; a CREDIT takes a receive and so is owed back itself. With fewer than 4 receives half
    * the window is 1: every CREDIT would answer a CREDIT, two idle peers would bounce them
    * forever, and a side holding one credit would keep spending it on a CREDIT instead of its
@@ -106,8 +112,12 @@ public final class VerbsTransport implements Transport {
   static final int MAX_CONNECTIONS = 1 << CONN_INDEX_BITS;
   private static final AtomicInteger LOOP_IDS = new AtomicInteger();
 
-  /** Address and keys of one registered slab. */
-  record MrInfo(long addr, int lkey, int rkey) {
+  /** Handle, address and keys of one registered slab. */
+  record MrInfo(long handle, long addr, int lkey, int rkey) {
+  }
+
+  /** A region registered for remote access by {@link #expose}, until {@link #unexpose}. */
+  private record Exposure(long handle) {
   }
 
   private final TransportConf conf;
@@ -117,6 +127,7 @@ public final class VerbsTransport implements Transport {
   private final BufferPool pool;
   private final Map<Long, MrInfo> registrations = new ConcurrentHashMap<>();
   private final Map<Long, Revocation> revocations = new ConcurrentHashMap<>();
+  private final Map<Long, Exposure> exposuresByKey = new ConcurrentHashMap<>();
   private final AtomicLong exposures = new AtomicLong();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   /** Connections with work in their outbox, each at most once (its {@code scheduled} flag). */
@@ -183,6 +194,17 @@ public final class VerbsTransport implements Transport {
     checkPoolHoldsARing(conf);
     HpcNative.ensureAvailable();
     long ctx = VerbsNatives.open(device.name(), CQ_INITIAL);
+    if (!VerbsNatives.hasWindows(ctx)) {
+      TransportException e = new TransportException("verbs device " + device.name() + " has no"
+          + " type 2 memory windows, which this transport needs to open to a peer only the bytes"
+          + " of one transfer");
+      try {
+        VerbsNatives.close(ctx);
+      } catch (NativeIoException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
     VerbsTransport t;
     try {
       t = new VerbsTransport(conf, device, port, ctx);
@@ -202,8 +224,9 @@ public final class VerbsTransport implements Transport {
     @Override
     public long register(ByteBuffer slab) throws IOException {
       long[] info = new long[3];
-      long handle = VerbsNatives.regMr(ctx, slab, info);
-      registrations.put(handle, new MrInfo(info[0], (int) info[1], (int) info[2]));
+      long handle = VerbsNatives.regMr(ctx, slab, 0, slab.capacity(), VerbsNatives.ACCESS_WINDOWS,
+          info);
+      registrations.put(handle, new MrInfo(handle, info[0], (int) info[1], (int) info[2]));
       return handle;
     }
 
@@ -437,23 +460,53 @@ public final class VerbsTransport implements Transport {
     if (closed.get()) {
       throw new ConnectionClosedException("verbs transport is closed");
     }
-    MrInfo mr = mr(buffer);
+    mr(buffer); // only this pool's memory
+    // A registration of exactly this region: its rkey opens nothing else of the slab.
+    long[] info = new long[3];
+    long handle = VerbsNatives.regMr(ctx, buffer.slabMemory(), buffer.slabOffset(),
+        buffer.capacity(), VerbsNatives.ACCESS_REMOTE_READ | VerbsNatives.ACCESS_REMOTE_WRITE,
+        info);
     // Upper half: an exposure id, so a re-exposed buffer is not hit by an old revocation.
-    long key = ((long) exposures.incrementAndGet() << 32) | (mr.rkey() & 0xffff_ffffL);
-    return new RemoteRegion(mr.addr() + buffer.slabOffset(), buffer.capacity(), key);
+    long key = ((long) exposures.incrementAndGet() << 32) | (info[2] & 0xffff_ffffL);
+    exposuresByKey.put(key, new Exposure(handle));
+    return new RemoteRegion(info[0], buffer.capacity(), key);
   }
 
   /**
    * Revokes the region at every connected peer and waits (up to the io timeout) for each to
-   * confirm, so operations a peer starts after this returns fail. The slab's registration stays:
-   * see the class comment.
+   * confirm, so operations a peer starts after this returns fail; then deregisters the region,
+   * so even a peer ignoring the revocation cannot reach it any more.
    */
   @Override
   public void unexpose(RemoteRegion region) {
     if (closed.get()) {
-      return;
+      return; // close() deregisters what is still exposed
     }
     long key = region.key();
+    Exposure exposure = exposuresByKey.remove(key);
+    if (exposure == null) {
+      return; // not exposed here, or unexposed already
+    }
+    try {
+      revokeAtPeers(key, region);
+    } finally {
+      deregisterExposure(exposure);
+    }
+  }
+
+  private void deregisterExposure(Exposure exposure) {
+    try {
+      VerbsNatives.deregMr(ctx, exposure.handle());
+    } catch (NativeIoException e) {
+      LOG.warn("verbs: deregistering an exposed region on {} failed: {}", device.name(),
+          e.getMessage());
+    }
+  }
+
+  private void revokeAtPeers(long key, RemoteRegion region) {
+    if (closed.get()) {
+      return;
+    }
     AtomicInteger pending = new AtomicInteger(1);
     CountDownLatch acked = new CountDownLatch(1);
     revocations.put(key, new Revocation(pending, acked));
@@ -767,7 +820,12 @@ public final class VerbsTransport implements Transport {
     VerbsListener l = listeners.get(listenId);
     int credits = VerbsHeader.creditsFromPrivateData(cmRecords,
         at + VerbsNatives.CM_PRIVATE_DATA, cmRecords.getInt(at + VerbsNatives.CM_PRIVATE_DATA_LEN));
-    int connId = l == null || l.isClosed() || stopping || credits <= 0 ? -1 : nextConnId();
+    if (l != null && credits > 0 && !VerbsCredits.validWindow(credits)) {
+      LOG.warn("verbs: refusing connection on {}: the peer announced {} receive credits (at"
+          + " most {})", l.address(), credits, VerbsCredits.MAX_PEER_WINDOW);
+    }
+    int connId = l == null || l.isClosed() || stopping
+        || !VerbsCredits.validWindow(credits) ? -1 : nextConnId();
     if (connId < 0) {
       VerbsNatives.reject(id);
       destroyId(id);
@@ -902,6 +960,10 @@ public final class VerbsTransport implements Transport {
       }
       throw e;
     }
+    for (Exposure e : exposuresByKey.values()) {
+      deregisterExposure(e); // exposed and never unexposed: the registration goes with us
+    }
+    exposuresByKey.clear();
     try {
       pool.close();
     } catch (RuntimeException e) {

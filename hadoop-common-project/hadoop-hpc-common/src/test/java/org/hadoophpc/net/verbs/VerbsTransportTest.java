@@ -12,8 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -22,9 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
-import org.hadoophpc.nativeio.HpcNative;
 import org.hadoophpc.nativeio.RdmaDevice;
-import org.hadoophpc.nativeio.RdmaDevices;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.RegisteredMemory;
@@ -43,41 +39,14 @@ import org.junit.jupiter.api.Test;
  * dev-support/bin/test-rdma) makes that a failure.
  */
 class VerbsTransportTest extends TransportConformanceTest {
-  private static final String NO_DEVICE = "no RDMA device: run dev-support/bin/test-rdma";
-
   private RdmaDevice device;
   private InetAddress address;
 
   @BeforeEach
   void findDevice() throws IOException {
-    String why = null;
-    if (!HpcNative.isAvailable()) {
-      why = "libhpcnative unavailable: " + HpcNative.unavailabilityCause().getMessage();
-    } else {
-      RdmaDevices devices = RdmaDevices.probe();
-      String wanted = System.getProperty("hadoop.hpc.test.verbs.device", "");
-      for (RdmaDevice d : devices.devices()) {
-        if ((wanted.isEmpty() || d.name().equals(wanted)) && d.hasActivePort()) {
-          device = d;
-          break;
-        }
-      }
-      if (device == null) {
-        why = (wanted.isEmpty() ? "no active device" : "no active device " + wanted) + " ("
-            + devices.reason().orElse(devices.devices().toString()) + ")";
-      } else {
-        address = device.ipv4Address(1).orElse(null);
-        if (address == null) {
-          why = "device " + device.name() + " has no netdev with an IPv4 address";
-        }
-      }
-    }
-    if (why != null) {
-      if (Boolean.getBoolean("hadoop.hpc.test.require.verbs")) {
-        fail(NO_DEVICE + " (hadoop.hpc.test.require.verbs=true): " + why);
-      }
-      assumeTrue(false, NO_DEVICE + " (" + why + ")");
-    }
+    VerbsRig rig = VerbsRig.find(); // skips (fails in the lane) without a device
+    device = rig.device;
+    address = rig.address;
   }
 
   @Override

@@ -16,9 +16,9 @@ import org.apache.hadoop.conf.StorageUnit;
  * hot paths use this immutable view, never {@code Configuration.get*}. Thread-safe.
  */
 public final class TransportConf {
-  static {
-    Configuration.addDefaultResource("hpc-default.xml");
-  }
+  // hpc-default.xml documents the defaults (a test keeps it equal to the constants used here); it
+  // is deliberately not a default resource: added after the *-site.xml files a JVM has already
+  // loaded, it would override the site's settings of these keys in every Configuration.
 
   /**
    * The smallest {@code max.message.size}: the verbs transport's eager receive slots are pool

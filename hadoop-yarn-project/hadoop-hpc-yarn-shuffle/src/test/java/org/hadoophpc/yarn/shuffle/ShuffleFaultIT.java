@@ -39,6 +39,8 @@ import org.junit.jupiter.api.Test;
  * reducer, reported, the map re-run, output unchanged) and a shuffle service that is not there
  * (the reducers fall back to stock and say so; strict mode fails them with the reason).
  */
+// a job that hangs fails the test instead of the CI run
+@org.junit.jupiter.api.Timeout(value = 15, unit = java.util.concurrent.TimeUnit.MINUTES)
 class ShuffleFaultIT {
   private static HpcMiniCluster cluster;
   private static Path input;

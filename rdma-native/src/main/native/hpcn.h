@@ -23,7 +23,7 @@ extern "C" {
  * Bumped whenever a record shared with Java (see hpcn_abi_layout) or a native method signature
  * changes. Java refuses to use a library whose ABI version differs from its own constant.
  */
-#define HPCN_ABI_VERSION 4
+#define HPCN_ABI_VERSION 5
 
 #ifndef HPCN_VERSION
 #define HPCN_VERSION "0.1.0"

@@ -5,7 +5,8 @@
  * registered in JNI_OnLoad, so JNI_OnLoad/JNI_OnUnload are the library's only exports and a
  * renamed Java method fails loudly at load time instead of at first call.
  *
- * The verbs transport's natives (slow and data path) are in hpcn_jni_verbs.c.
+ * The verbs transport's natives (slow and data path) are in hpcn_jni_verbs.c, bound on request
+ * (NativeMethods.bindVerbs) because their class is in the transport's jar.
  * Only slow-path natives live here; they throw NativeIoException(call, errno, strerror).
  * Strings handed to Java go through hpcn_printable_copy() because NewStringUTF wants
  * modified UTF-8 and dlerror()/sysfs text is arbitrary bytes.
@@ -343,6 +344,22 @@ static void JNICALL native_fadvise(JNIEnv *env, jclass cls, jobject descriptor, 
         hpcn_jni_throw(env, "posix_fadvise", -rc);
 }
 
+/*
+ * The verbs natives live in another jar (hadoop-hpc-transport), possibly under another class
+ * loader, so they are bound when that class asks, with the class it hands over, and never looked
+ * up by name at load time (a JVM with hadoop-hpc-common alone must load the library).
+ */
+static void JNICALL native_bind_verbs(JNIEnv *env, jclass cls, jclass verbs)
+{
+    (void)cls;
+    if (verbs == NULL) {
+        hpcn_jni_throw(env, "bindVerbs", EINVAL);
+        return;
+    }
+    /* On a mismatch RegisterNatives leaves NoSuchMethodError pending for the caller. */
+    (void)hpcn_jni_verbs_register(env, verbs);
+}
+
 static const JNINativeMethod native_methods[] = {
     { "abiVersion", "()I", (void *)native_abi_version },
     { "version", "()Ljava/lang/String;", (void *)native_version },
@@ -356,6 +373,7 @@ static const JNINativeMethod native_methods[] = {
     { "memlockLimit", "()J", (void *)native_memlock_limit },
     { "pageSize", "()J", (void *)native_page_size },
     { "fadvise", "(Ljava/io/FileDescriptor;JJI)V", (void *)native_fadvise },
+    { "bindVerbs", "(Ljava/lang/Class;)V", (void *)native_bind_verbs },
 };
 
 static jclass global_class(JNIEnv *env, const char *name)
@@ -409,8 +427,6 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
                                  (jint)(sizeof(native_methods) / sizeof(native_methods[0])));
     (*env)->DeleteLocalRef(env, natives);
     if (rc != JNI_OK)
-        goto delete_exception_class;
-    if (hpcn_jni_verbs_register(env) != JNI_OK)
         goto delete_exception_class;
 
     return JNI_VERSION_1_8;

@@ -11,7 +11,10 @@
 /* Throws NativeIoException(call, err, strerror(err)); err is a positive errno. */
 void hpcn_jni_throw(JNIEnv *env, const char *call, int err);
 
-/* Registers org.hadoophpc.net.verbs.VerbsNatives; JNI_OK or JNI_ERR with an exception pending. */
-jint hpcn_jni_verbs_register(JNIEnv *env);
+/*
+ * Registers the verbs natives on cls (org.hadoophpc.net.verbs.VerbsNatives, handed over by
+ * NativeMethods.bindVerbs); JNI_OK or JNI_ERR with an exception pending.
+ */
+jint hpcn_jni_verbs_register(JNIEnv *env, jclass cls);
 
 #endif /* HPCN_JNI_H */

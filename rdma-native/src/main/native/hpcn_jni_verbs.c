@@ -21,7 +21,6 @@
 
 #include <jni.h>
 
-#define VERBS_NATIVES_CLASS "org/hadoophpc/net/verbs/VerbsNatives"
 #define PRIVATE_DATA_MAX 56
 
 static inline hpcn_verbs_t *ctx_of(jlong handle)
@@ -553,15 +552,10 @@ static const JNINativeMethod verbs_methods[] = {
     { "wcStatusText", "(I)Ljava/lang/String;", (void *)native_wc_status_text },
 };
 
-jint hpcn_jni_verbs_register(JNIEnv *env)
+jint hpcn_jni_verbs_register(JNIEnv *env, jclass cls)
 {
-    jclass cls = (*env)->FindClass(env, VERBS_NATIVES_CLASS);
-    jint rc;
+    jint rc = (*env)->RegisterNatives(env, cls, verbs_methods,
+                                      (jint)(sizeof(verbs_methods) / sizeof(verbs_methods[0])));
 
-    if (cls == NULL)
-        return JNI_ERR;
-    rc = (*env)->RegisterNatives(env, cls, verbs_methods,
-                                 (jint)(sizeof(verbs_methods) / sizeof(verbs_methods[0])));
-    (*env)->DeleteLocalRef(env, cls);
     return rc == JNI_OK ? JNI_OK : JNI_ERR;
 }

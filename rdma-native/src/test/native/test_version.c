@@ -12,10 +12,10 @@
 #include <errno.h>
 #include <string.h>
 
-static int abi_version_is_four(void)
+static int abi_version_is_five(void)
 {
-    HPCN_CHECK(hpcn_abi_version() == 4);
-    HPCN_CHECK(HPCN_ABI_VERSION == 4);
+    HPCN_CHECK(hpcn_abi_version() == 5);
+    HPCN_CHECK(HPCN_ABI_VERSION == 5);
     return 0;
 }
 
@@ -64,7 +64,7 @@ int main(void)
 {
     int failures = 0;
 
-    failures += HPCN_RUN(abi_version_is_four);
+    failures += HPCN_RUN(abi_version_is_five);
     failures += HPCN_RUN(version_string_is_set);
     failures += HPCN_RUN(layout_matches_java_expectation);
     failures += HPCN_RUN(layout_rejects_small_buffer_without_writing);

@@ -39,7 +39,7 @@ public final class HpcNative {
   public static final String LIBRARY_NAME = "hpcnative";
 
   /** The {@code HPCN_ABI_VERSION} this jar was written against. */
-  public static final int ABI_VERSION = 4;
+  public static final int ABI_VERSION = 5;
 
   /**
    * {@code sizeof(hpcn_port_t)} then {@code offsetof} of node_guid, port_num, phys_port_cnt,
@@ -87,6 +87,25 @@ public final class HpcNative {
   /** Throws, carrying {@link #unavailabilityCause()}, unless native code is available. */
   public static void ensureAvailable() throws NativeIoException {
     LOADED.ensureAvailable();
+  }
+
+  /**
+   * Registers the verbs transport's natives on {@code verbsNatives} (the transport's
+   * {@code VerbsNatives}, handed over because it may sit in another jar and class loader than
+   * this one). Call once per class, after {@link #ensureAvailable()}.
+   *
+   * @throws NativeIoException when the library is unavailable or its verbs table does not match
+   *                           the class (a library and jars built from different sources)
+   */
+  public static void bindVerbsNatives(Class<?> verbsNatives) throws NativeIoException {
+    ensureAvailable();
+    try {
+      NativeMethods.bindVerbs(verbsNatives);
+    } catch (LinkageError e) {
+      throw new NativeIoException("bindVerbs", 0, "libhpcnative's verbs natives do not match "
+          + verbsNatives.getName() + " (" + e + "): rebuild rdma-native and the hadoop-hpc jars"
+          + " from the same source", e);
+    }
   }
 
   /**

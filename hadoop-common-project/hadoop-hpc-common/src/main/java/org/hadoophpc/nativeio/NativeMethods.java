@@ -68,4 +68,11 @@ final class NativeMethods {
   /** posix_fadvise(2) with Linux's POSIX_FADV_* numbers (0 NORMAL .. 5 NOREUSE). */
   static native void fadvise(java.io.FileDescriptor fd, long offset, long len, int advice)
       throws NativeIoException;
+
+  /**
+   * Registers the verbs transport's natives on {@code verbsNatives}
+   * ({@code org.hadoophpc.net.verbs.VerbsNatives}, in the transport's jar); throws
+   * {@link NoSuchMethodError} when its methods do not match the library's table.
+   */
+  static native void bindVerbs(Class<?> verbsNatives) throws NativeIoException;
 }

@@ -35,6 +35,16 @@ class HpcNativeTest {
     HpcNative.ensureAvailable();
   }
 
+  /** The library loads without the transport's jar (this module's tests do not have it). */
+  @Test
+  void verbsNativesAreBoundOnlyToAClassWithTheLibrarysMethods() {
+    NativeTestSupport.assumeNativeAvailable();
+    NativeIoException e = assertThrows(NativeIoException.class,
+        () -> HpcNative.bindVerbsNatives(String.class));
+    assertTrue(e.getMessage().contains("java.lang.String"), e.getMessage());
+    assertTrue(e.getMessage().contains("rebuild rdma-native"), e.getMessage());
+  }
+
   @Test
   void nativeSideMatchesTheJavaAbi() {
     NativeTestSupport.assumeNativeAvailable();

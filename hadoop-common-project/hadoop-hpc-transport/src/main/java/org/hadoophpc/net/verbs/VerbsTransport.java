@@ -193,6 +193,7 @@ public final class VerbsTransport implements Transport {
     Objects.requireNonNull(device, "device");
     checkPoolHoldsARing(conf);
     HpcNative.ensureAvailable();
+    VerbsNatives.bind();
     long ctx = VerbsNatives.open(device.name(), CQ_INITIAL);
     if (!VerbsNatives.hasWindows(ctx)) {
       TransportException e = new TransportException("verbs device " + device.name() + " has no"

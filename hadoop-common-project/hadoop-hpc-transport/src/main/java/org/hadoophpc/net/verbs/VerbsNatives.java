@@ -5,10 +5,11 @@ package org.hadoophpc.net.verbs;
 
 import java.nio.ByteBuffer;
 
+import org.hadoophpc.nativeio.HpcNative;
 import org.hadoophpc.nativeio.NativeIoException;
 
 /**
- * The verbs natives of libhpcnative.so, registered by {@code JNI_OnLoad} from
+ * The verbs natives of libhpcnative.so, registered by {@link #bind()} from
  * {@code rdma-native/src/main/native/hpcn_jni_verbs.c} (names and descriptors must match the
  * table there; the C core is documented in {@code hpcn.h}). Only {@link VerbsTransport} and its
  * helpers call these, after {@code HpcNative.ensureAvailable()}.
@@ -23,7 +24,20 @@ import org.hadoophpc.nativeio.NativeIoException;
  * ({@code hpcn_abi_layout}), so these constants cannot silently disagree with C.
  */
 final class VerbsNatives {
+  private static boolean bound;
+
   private VerbsNatives() {
+  }
+
+  /**
+   * Has libhpcnative register the natives below on this class (the library is loaded by
+   * hadoop-hpc-common and cannot name a class of this jar); idempotent.
+   */
+  static synchronized void bind() throws NativeIoException {
+    if (!bound) {
+      HpcNative.bindVerbsNatives(VerbsNatives.class);
+      bound = true;
+    }
   }
 
   /** {@code sizeof(hpcn_wc_t)} and field offsets. */

@@ -26,8 +26,8 @@ final class BoundResponder implements RequestHandler.Responder {
   }
 
   @Override
-  public void fail(String message) {
-    connection.fail(requestId, message);
+  public void fail(int code, String message) {
+    connection.fail(requestId, code, message);
   }
 
   @Override

@@ -111,10 +111,20 @@ public interface Connection extends AutoCloseable {
   void respond(long requestId, Buffer response);
 
   /**
-   * Fails the request {@code requestId} on the peer with {@code message}; otherwise as
-   * {@link #respond(long, Buffer)}.
+   * Fails the request {@code requestId} on the peer with {@code code} and {@code message}: the
+   * requester's operation fails with a {@link RemoteFailureException} carrying both (the code as
+   * a number on the wire, never parsed from text); otherwise as {@link #respond(long, Buffer)}.
+   *
+   * @param code what the protocol on top means by it, {@code >= 0};
+   *             {@link RemoteFailureException#NO_CODE} for none
+   * @throws IllegalArgumentException when {@code code} is negative
    */
-  void fail(long requestId, String message);
+  void fail(long requestId, int code, String message);
+
+  /** {@link #fail(long, int, String)} without a code. */
+  default void fail(long requestId, String message) {
+    fail(requestId, RemoteFailureException.NO_CODE, message);
+  }
 
   /**
    * Answers {@code requestId} with {@code length} bytes of {@code file} from {@code position},

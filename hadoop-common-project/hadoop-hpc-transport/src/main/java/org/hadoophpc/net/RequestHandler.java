@@ -62,11 +62,17 @@ public interface RequestHandler {
     void respond(Buffer response);
 
     /**
-     * Fails the request on the peer with {@code message}.
+     * Fails the request on the peer with {@code code} and {@code message} (see
+     * {@link Connection#fail(long, int, String)}).
      *
      * @throws IllegalStateException when the request was already answered
      */
-    void fail(String message);
+    void fail(int code, String message);
+
+    /** {@link #fail(int, String)} without a code. */
+    default void fail(String message) {
+      fail(RemoteFailureException.NO_CODE, message);
+    }
 
     /**
      * Answers with {@code length} bytes of {@code file} from {@code position}, straight from the

@@ -811,15 +811,45 @@ public abstract class TransportConformanceTest {
   }
 
   @Test
-  void handlerFailureMessageReachesTheClient() throws Exception {
+  void handlerFailureCodeAndTextReachTheClient() throws Exception {
+    CompletableFuture<Throwable> negative = new CompletableFuture<>();
     start(baseConf(), (conn, request, responder) -> {
+      int kind = request.nio().get(0);
       request.release();
-      responder.fail("no such block blk_42");
+      if (kind == 1) {
+        responder.fail(42, "no such block blk_42");
+      } else if (kind == 2) {
+        responder.fail("no code given");
+      } else {
+        try {
+          responder.fail(-1, "negative");
+          negative.complete(null);
+        } catch (IllegalArgumentException e) {
+          negative.complete(e);
+        }
+        responder.fail(Integer.MAX_VALUE, "largest");
+      }
     });
-    TransportException e = failure(connection.request(client.bufferPool().allocate(10)),
-        TransportException.class);
-    assertTrue(e.getMessage().contains("no such block blk_42"), e.getMessage());
+    RemoteFailureException coded = failure(connection.request(oneByte(1)),
+        RemoteFailureException.class);
+    assertEquals(42, coded.code());
+    assertEquals("no such block blk_42", coded.detail());
+    assertTrue(coded.getMessage().contains("no such block blk_42"), coded.getMessage());
+    RemoteFailureException plain = failure(connection.request(oneByte(2)),
+        RemoteFailureException.class);
+    assertEquals(RemoteFailureException.NO_CODE, plain.code());
+    assertEquals("no code given", plain.detail());
+    RemoteFailureException largest = failure(connection.request(oneByte(3)),
+        RemoteFailureException.class);
+    assertInstanceOf(IllegalArgumentException.class, negative.get(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertEquals(Integer.MAX_VALUE, largest.code());
     assertTrue(connection.isOpen());
+  }
+
+  private Buffer oneByte(int value) {
+    Buffer b = client.bufferPool().allocate(1);
+    b.nio().put(0, (byte) value);
+    return b;
   }
 
   @Test

@@ -24,6 +24,7 @@ import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Completions;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
+import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.SpareObjects;
@@ -225,7 +226,7 @@ final class TcpConnection implements Connection {
           + "hadoop.hpc.transport.max.message.size=" + maxMessageSize);
     }
     TcpResponder r = answers.claimOrThrow(requestId, this);
-    r.answer(response, null);
+    r.answer(response, RemoteFailureException.NO_CODE, null);
     answer(r);
   }
 
@@ -247,9 +248,10 @@ final class TcpConnection implements Connection {
   }
 
   @Override
-  public void fail(long requestId, String message) {
+  public void fail(long requestId, int code, String message) {
+    RemoteFailureException.checkCode(code);
     TcpResponder r = answers.claimOrThrow(requestId, this);
-    r.answer(null, errorText(message));
+    r.answer(null, code, errorText(message));
     answer(r);
   }
 
@@ -257,7 +259,7 @@ final class TcpConnection implements Connection {
   private void failIfUnanswered(long requestId, String message) {
     TcpResponder r = answers.claim(requestId);
     if (r != null) {
-      r.answer(null, errorText(message));
+      r.answer(null, RemoteFailureException.NO_CODE, errorText(message));
       answer(r);
     }
   }
@@ -551,6 +553,8 @@ final class TcpConnection implements Connection {
         return true;
       }
       case TcpFrame.ERROR: {
+        // a negative code from the wire is no code
+        int code = Math.max(TcpFrame.errorCode(inHeader), RemoteFailureException.NO_CODE);
         Buffer b = takePayload();
         String text = b == null ? "" : StandardCharsets.UTF_8.decode(b.nio()).toString();
         if (b != null) {
@@ -558,8 +562,7 @@ final class TcpConnection implements Connection {
         }
         TcpOp op = takeOp(opId, (byte) 0);
         if (op != null && !op.isDone()) {
-          op.finish(null, new TransportException(op.describe() + " failed on the peer: "
-              + text));
+          op.finish(null, new RemoteFailureException(op.describe(), code, text));
         }
         return true;
       }

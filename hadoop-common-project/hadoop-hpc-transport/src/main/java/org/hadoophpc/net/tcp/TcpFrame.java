@@ -19,15 +19,16 @@ import java.nio.ByteBuffer;
  *   16    8   region key    (READ_REQUEST, WRITE_REQUEST; else 0)
  *   24    8   region offset (READ_REQUEST, WRITE_REQUEST; else 0)
  *   32    4   read length   (READ_REQUEST; else 0)
- *   36    4   reserved, 0
+ *   36    4   error code    (ERROR: the handler's code, RemoteFailureException; else 0)
  * </pre>
  *
  * <p>Frame types, with their payload:
  * <ul>
  * <li>{@link #REQUEST}: the message, for the peer's {@code RequestHandler};
  * <li>{@link #RESPONSE}: the handler's answer;
- * <li>{@link #ERROR}: UTF-8 text; fails the operation with that id (handler failure, bad
- *     region, bounds);
+ * <li>{@link #ERROR}: UTF-8 text, and the code in the header; fails the operation with that id
+ *     (handler failure with its code, or the transport's own refusal, code 0: bad region,
+ *     bounds);
  * <li>{@link #READ_REQUEST}: none; asks for {@code read length} bytes at {@code region offset}
  *     of the exposed region {@code region key};
  * <li>{@link #READ_RESPONSE}: the bytes read;
@@ -60,9 +61,19 @@ final class TcpFrame {
   /** Fills {@code header} (a {@link #HEADER_BYTES}-byte buffer) and flips it for writing. */
   static void encode(ByteBuffer header, byte type, int payloadLength, long opId, long key,
       long offset, int readLength) {
+    encode(header, type, payloadLength, opId, key, offset, readLength, 0);
+  }
+
+  /** An {@link #ERROR} header with the failure's code. */
+  static void encodeError(ByteBuffer header, int payloadLength, long opId, int code) {
+    encode(header, ERROR, payloadLength, opId, 0, 0, 0, code);
+  }
+
+  private static void encode(ByteBuffer header, byte type, int payloadLength, long opId, long key,
+      long offset, int readLength, int code) {
     header.clear();
     header.put(type).put(VERSION).putShort((short) 0).putInt(payloadLength).putLong(opId)
-        .putLong(key).putLong(offset).putInt(readLength).putInt(0);
+        .putLong(key).putLong(offset).putInt(readLength).putInt(code);
     header.flip();
   }
 
@@ -92,6 +103,10 @@ final class TcpFrame {
 
   static int readLength(ByteBuffer header) {
     return header.getInt(32);
+  }
+
+  static int errorCode(ByteBuffer header) {
+    return header.getInt(36);
   }
 
   static String name(byte type) {

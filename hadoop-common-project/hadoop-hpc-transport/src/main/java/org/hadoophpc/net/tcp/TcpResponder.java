@@ -24,6 +24,7 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
   long opId;
   private Buffer response;
   private ByteBuffer errorText;
+  private int errorCode;
   private FileChannel file;
   private long filePosition;
   private int fileLeft;
@@ -33,9 +34,10 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
     this.connection = connection;
   }
 
-  /** Fills the answer: a response (owned from now on) or an error text. */
-  void answer(Buffer buffer, ByteBuffer error) {
+  /** Fills the answer: a response (owned from now on), or an error's code and text. */
+  void answer(Buffer buffer, int code, ByteBuffer error) {
     this.response = buffer;
+    this.errorCode = code;
     this.errorText = error;
   }
 
@@ -52,10 +54,12 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
       TcpFrame.encode(header, TcpFrame.RESPONSE, fileLeft, opId, 0, 0, 0);
       return null;
     }
-    ByteBuffer payload = response != null ? response.nio() : errorText;
-    TcpFrame.encode(header, response != null ? TcpFrame.RESPONSE : TcpFrame.ERROR,
-        payload.remaining(), opId, 0, 0, 0);
-    return payload;
+    if (response != null) {
+      TcpFrame.encode(header, TcpFrame.RESPONSE, response.readableBytes(), opId, 0, 0, 0);
+      return response.nio();
+    }
+    TcpFrame.encodeError(header, errorText.remaining(), opId, errorCode);
+    return errorText;
   }
 
   @Override

@@ -19,6 +19,8 @@ final class VerbsAnswer extends AnswerSlots.Slot {
   Buffer response;
   /** The failure text when {@link #response} is null. */
   String failure;
+  /** The failure's code (RemoteFailureException) when {@link #response} is null. */
+  int failureCode;
 
   VerbsAnswer(int index) {
     super(index);

@@ -25,6 +25,7 @@ import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Completions;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
+import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.SpareObjects;
@@ -366,10 +367,12 @@ final class VerbsConnection implements Connection {
   }
 
   @Override
-  public void fail(long requestId, String message) {
+  public void fail(long requestId, int code, String message) {
+    RemoteFailureException.checkCode(code);
     VerbsAnswer a = answers.claimOrThrow(requestId, this);
     a.response = null;
     a.failure = String.valueOf(message);
+    a.failureCode = code;
     enqueueAnswer(a);
   }
 
@@ -489,13 +492,15 @@ final class VerbsConnection implements Connection {
     int reqId = a.reqId;
     Buffer response = a.response;
     String failure = a.failure;
+    int code = a.failureCode;
     a.response = null;
     a.failure = null;
+    a.failureCode = RemoteFailureException.NO_CODE;
     answers.recycle(a);
     if (response != null) {
       sendResponse(reqId, response);
     } else {
-      sendFailure(reqId, failure);
+      sendFailure(reqId, code, failure);
     }
   }
 
@@ -779,7 +784,7 @@ final class VerbsConnection implements Connection {
       payload = transport.copyIntoPool(response);
       response.release();
       if (payload == null) {
-        sendFailure(reqId, "responder out of registered memory for a " + response.capacity()
+        sendFailure(reqId, RemoteFailureException.NO_CODE, "responder out of registered memory for a " + response.capacity()
             + "-byte response");
         return;
       }
@@ -810,7 +815,8 @@ final class VerbsConnection implements Connection {
     return true;
   }
 
-  private void sendFailure(int reqId, String message) {
+  /** A FAILURE message: the code travels in the header's rkey field, the text as payload. */
+  private void sendFailure(int reqId, int code, String message) {
     if (state != OPEN) {
       return;
     }
@@ -820,7 +826,9 @@ final class VerbsConnection implements Connection {
     if (payload != null) {
       payload.nio().put(text, 0, len).flip();
     }
-    messageBacklog.add(message(VerbsHeader.FAILURE, 0, reqId, payload));
+    VerbsOp op = message(VerbsHeader.FAILURE, 0, reqId, payload);
+    op.rkey = code;
+    messageBacklog.add(op);
     pump();
   }
 
@@ -1296,8 +1304,10 @@ final class VerbsConnection implements Connection {
     TransportException failure = null;
     if (type == VerbsHeader.FAILURE) {
       if (answered != null) {
-        failure = new TransportException("request to " + remote + " failed on the peer: "
-            + StandardCharsets.UTF_8.decode(payload.slice(0, length)));
+        // a negative code from the wire is no code
+        failure = new RemoteFailureException("request to " + remote,
+            Math.max(VerbsHeader.rkey(ring, at), RemoteFailureException.NO_CODE),
+            StandardCharsets.UTF_8.decode(payload.slice(0, length)).toString());
       }
     } else if (type == VerbsHeader.REQUEST || answered != null) {
       delivered = transport.bufferPool().allocate(length);
@@ -1369,7 +1379,7 @@ final class VerbsConnection implements Connection {
     RequestHandler handler = listener == null ? null : listener.handler();
     if (handler == null) {
       request.release();
-      sendFailure(reqId, "no request handler on this side of the connection");
+      sendFailure(reqId, RemoteFailureException.NO_CODE, "no request handler on this side of the connection");
       return;
     }
     VerbsAnswer slot = answers.next();
@@ -1384,6 +1394,7 @@ final class VerbsConnection implements Connection {
       if (a != null) {
         a.response = null;
         a.failure = "request handler threw " + e;
+        a.failureCode = RemoteFailureException.NO_CODE;
         onAnswer(a);
       }
     }

@@ -18,7 +18,8 @@ import java.nio.ByteOrder;
  *  4  i32  reqId     request id, chosen by the requester, unique among its requests in flight
  *  8  i32  length    payload bytes (rendezvous: bytes the receiver must RDMA READ)
  * 12  i32  rkey      rendezvous: rkey of the memory window the sender bound to exactly its
- *                     payload (remote read, this QP only)
+ *                     payload (remote read, this QP only); FAILURE: the failure's code
+ *                     (RemoteFailureException, 0 = none)
  * 16  i64  address   rendezvous: virtual address of the sender's exposed payload;
  *                     REVOKE/REVOKE_ACK: the RemoteRegion key
  * 24  i64  reserved  0
@@ -43,7 +44,7 @@ final class VerbsHeader {
   static final byte REQUEST = 1;
   /** An eager response. */
   static final byte RESPONSE = 2;
-  /** The handler failed: payload is the UTF-8 message. */
+  /** The handler failed: payload is the UTF-8 message, the code is in {@code rkey}. */
   static final byte FAILURE = 3;
   /** A large request: the receiver RDMA-READs (address, rkey, length), then sends RNDV_DONE. */
   static final byte REQUEST_RNDV = 4;

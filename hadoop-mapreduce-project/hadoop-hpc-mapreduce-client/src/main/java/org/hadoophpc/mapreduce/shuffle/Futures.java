@@ -12,7 +12,7 @@ import java.util.concurrent.TimeoutException;
 
 import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
 import org.hadoophpc.net.Buffer;
-import org.hadoophpc.net.TransportException;
+import org.hadoophpc.net.RemoteFailureException;
 
 /** Waiting on transport futures from a fetcher thread, with failures as IOExceptions. */
 final class Futures {
@@ -36,8 +36,8 @@ final class Futures {
       throw new IOException("no answer to " + what + " within " + timeoutMs + " ms");
     } catch (ExecutionException e) {
       Throwable c = e.getCause();
-      if (c instanceof TransportException && ShuffleError.of(c.getMessage()) != null) {
-        throw new ShuffleServiceException(c.getMessage(), c);
+      if (c instanceof RemoteFailureException r && ShuffleError.of(r.code()) != null) {
+        throw new ShuffleServiceException(ShuffleError.of(r.code()), r.getMessage(), r);
       }
       if (c instanceof IOException io) {
         throw new IOException(what + " failed: " + io.getMessage(), io);

@@ -180,9 +180,9 @@ public final class ShuffleFetchClient implements Closeable {
       answer.release();
     }
     if (request.servicePort() != 0 && r.servicePort() != request.servicePort()) {
-      throw new ShuffleServiceException(ShuffleError.WRONG_SERVICE.format("the service at "
+      throw new ShuffleServiceException(ShuffleError.WRONG_SERVICE, "the service at "
           + ep.connection().remoteAddress() + " belongs to the NodeManager with stock shuffle"
-          + " port " + r.servicePort() + ", not " + request.servicePort()), null);
+          + " port " + r.servicePort() + ", not " + request.servicePort(), null);
     }
     if (!ShuffleAuth.verifyReply(r.replyHash(), request.hash(), key)) {
       throw new IOException("the shuffle service at " + ep.connection().remoteAddress()

@@ -127,7 +127,7 @@ final class MapOutputServer implements RequestHandler {
       metrics.errors.incr();
       LOG.warn("hpc shuffle: malformed request from {}: {}", connection.remoteAddress(),
           e.getMessage());
-      responder.fail(ShuffleError.BAD_REQUEST.format(e.getMessage()));
+      responder.fail(ShuffleError.BAD_REQUEST.code(), e.getMessage());
       return;
     } finally {
       request.release();
@@ -139,13 +139,13 @@ final class MapOutputServer implements RequestHandler {
         } catch (RuntimeException e) {
           metrics.errors.incr();
           LOG.error("hpc shuffle: request from {} failed", connection.remoteAddress(), e);
-          responder.fail(ShuffleError.IO.format(String.valueOf(e)));
+          responder.fail(ShuffleError.IO.code(), String.valueOf(e));
         }
       });
     } catch (RejectedExecutionException e) {
       metrics.busyRejections.incr();
-      responder.fail(ShuffleError.BUSY.format("read queue full ("
-          + conf.serverQueue() + " requests waiting); retry later"));
+      responder.fail(ShuffleError.BUSY.code(), "read queue full ("
+          + conf.serverQueue() + " requests waiting); retry later");
     }
   }
 
@@ -166,8 +166,8 @@ final class MapOutputServer implements RequestHandler {
   private void open(Connection connection, OpenRequest r, Responder responder) {
     if (r.servicePort() != 0 && r.servicePort() != stockPort) {
       metrics.wrongService.incr();
-      responder.fail(ShuffleError.WRONG_SERVICE.format("this is the hpc shuffle of the"
-          + " NodeManager with stock shuffle port " + stockPort + ", not " + r.servicePort()));
+      responder.fail(ShuffleError.WRONG_SERVICE.code(), "this is the hpc shuffle of the"
+          + " NodeManager with stock shuffle port " + stockPort + ", not " + r.servicePort());
       return;
     }
     JobRegistry.Job job = jobs.get(r.jobId());
@@ -176,7 +176,7 @@ final class MapOutputServer implements RequestHandler {
       LOG.warn("hpc shuffle: refused a fetch from {} for {}: no job token for it (the job finished,"
           + " or its application started before this NodeManager's shuffle)",
           connection.remoteAddress(), r.jobId());
-      responder.fail(ShuffleError.UNKNOWN_JOB.format("no job token for " + r.jobId()));
+      responder.fail(ShuffleError.UNKNOWN_JOB.code(), "no job token for " + r.jobId());
       return;
     }
     if (!ShuffleAuth.verifyRequest(r, job.secret())) {
@@ -184,15 +184,15 @@ final class MapOutputServer implements RequestHandler {
       LOG.warn("hpc shuffle: refused a fetch from {} for {} reduce {}: {} job token HMAC",
           connection.remoteAddress(), r.jobId(), r.reduce(),
           r.hash().isEmpty() ? "missing" : "wrong");
-      responder.fail(ShuffleError.AUTH.format("request not authenticated with the job token of "
-          + r.jobId()));
+      responder.fail(ShuffleError.AUTH.code(), "request not authenticated with the job token of "
+          + r.jobId());
       return;
     }
     connection.trust(); // the peer holds a job token: it may now send more than an open
     long held = sessions.values().stream().filter(s -> s.connection == connection).count();
     if (held >= MAX_SESSIONS_PER_CONNECTION) {
-      responder.fail(ShuffleError.BUSY.format(held + " sessions already open on this"
-          + " connection"));
+      responder.fail(ShuffleError.BUSY.code(), held + " sessions already open on this"
+          + " connection");
       return;
     }
     ServedSession.Entry[] entries = new ServedSession.Entry[r.maps().size()];
@@ -204,8 +204,8 @@ final class MapOutputServer implements RequestHandler {
         for (int j = 0; j < i; j++) {
           entries[j].close(n -> { });
         }
-        responder.fail(ShuffleError.BAD_REQUEST.format(attempt + " is not a map attempt of "
-            + r.jobId()));
+        responder.fail(ShuffleError.BAD_REQUEST.code(), attempt + " is not a map attempt of "
+            + r.jobId());
         return;
       }
       entries[i] = entry(job, attempt, r.reduce());
@@ -327,22 +327,22 @@ final class MapOutputServer implements RequestHandler {
   private void read(Connection connection, ReadRequest r, Responder responder) {
     ServedSession s = sessions.get(r.session());
     if (s == null || s.connection != connection) {
-      responder.fail(ShuffleError.NO_SESSION.format("no session " + r.session()
-          + " on this connection (closed, or its job finished)"));
+      responder.fail(ShuffleError.NO_SESSION.code(), "no session " + r.session()
+          + " on this connection (closed, or its job finished)");
       return;
     }
     if (r.map() >= s.entries.length || s.entries[r.map()].channel == null) {
       metrics.errors.incr();
-      responder.fail(ShuffleError.BAD_REQUEST.format("map #" + r.map() + " is not served in"
-          + " this session"));
+      responder.fail(ShuffleError.BAD_REQUEST.code(), "map #" + r.map() + " is not served in"
+          + " this session");
       return;
     }
     ServedSession.Entry e = s.entries[r.map()];
     if (r.offset() > e.index.partLength || r.length() > e.index.partLength - r.offset()) {
       metrics.errors.incr();
-      responder.fail(ShuffleError.BAD_REQUEST.format("read [" + r.offset() + ", "
+      responder.fail(ShuffleError.BAD_REQUEST.code(), "read [" + r.offset() + ", "
           + (r.offset() + r.length()) + ") is past the partition's " + e.index.partLength
-          + " bytes"));
+          + " bytes");
       return;
     }
     CompletableFuture<Buffer> head = e.takeHead(r.offset(), r.length(), this::headDone);
@@ -383,7 +383,7 @@ final class MapOutputServer implements RequestHandler {
       b.release();
       metrics.errors.incr();
       LOG.warn("hpc shuffle: reading a map output failed: {}", x.toString());
-      responder.fail(ShuffleError.IO.format(x.getMessage()));
+      responder.fail(ShuffleError.IO.code(), x.getMessage());
       return;
     }
     served(b.readableBytes());
@@ -415,10 +415,10 @@ final class MapOutputServer implements RequestHandler {
       return pool.allocate(size, allocateTimeoutMs);
     } catch (TransportTimeoutException e) {
       metrics.busyRejections.incr();
-      responder.fail(ShuffleError.BUSY.format(e.getMessage()));
+      responder.fail(ShuffleError.BUSY.code(), e.getMessage());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      responder.fail(ShuffleError.IO.format("service shutting down"));
+      responder.fail(ShuffleError.IO.code(), "service shutting down");
     }
     return null;
   }
@@ -426,7 +426,7 @@ final class MapOutputServer implements RequestHandler {
   private void respondEmpty(Responder responder) {
     Buffer b = pool.allocate(1);
     if (b == null) {
-      responder.fail(ShuffleError.BUSY.format("transport memory exhausted"));
+      responder.fail(ShuffleError.BUSY.code(), "transport memory exhausted");
       return;
     }
     b.nio().limit(0);

@@ -37,6 +37,7 @@ import org.hadoophpc.mapreduce.shuffle.protocol.ReadRequest;
 import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportConfigKeys;
@@ -179,9 +180,9 @@ class HostilePeerTest {
         service.address().getPort())).get(10, TimeUnit.SECONDS);
     try {
       // before any open: the connection is not trusted and reads are malformed
-      TransportException e = assertThrows(TransportException.class,
+      RemoteFailureException e = assertThrows(RemoteFailureException.class,
           () -> send(c, new ReadRequest(1, 0, 0, 10)));
-      assertEquals(ShuffleError.BAD_REQUEST, ShuffleError.of(e.getMessage()), e.getMessage());
+      assertEquals(ShuffleError.BAD_REQUEST, ShuffleError.of(e.code()), e.getMessage());
     } finally {
       c.close();
     }
@@ -194,16 +195,16 @@ class HostilePeerTest {
       long session = open(trusted);
       for (ReadRequest r : List.of(new ReadRequest(session, 0, Long.MAX_VALUE - 5, 100),
           new ReadRequest(session, 0, 5L * CHUNK + 10, 8), new ReadRequest(session, 7, 0, 8))) {
-        TransportException e = assertThrows(TransportException.class, () -> send(trusted, r));
-        assertEquals(ShuffleError.BAD_REQUEST, ShuffleError.of(e.getMessage()), e.getMessage());
+        RemoteFailureException e = assertThrows(RemoteFailureException.class, () -> send(trusted, r));
+        assertEquals(ShuffleError.BAD_REQUEST, ShuffleError.of(e.code()), e.getMessage());
       }
       // a session is bound to its connection: another one cannot read it
       Connection other = connect();
       try {
         open(other);
-        TransportException e = assertThrows(TransportException.class,
+        RemoteFailureException e = assertThrows(RemoteFailureException.class,
             () -> send(other, new ReadRequest(session, 0, 0, 8)));
-        assertEquals(ShuffleError.NO_SESSION, ShuffleError.of(e.getMessage()), e.getMessage());
+        assertEquals(ShuffleError.NO_SESSION, ShuffleError.of(e.code()), e.getMessage());
       } finally {
         other.close();
       }

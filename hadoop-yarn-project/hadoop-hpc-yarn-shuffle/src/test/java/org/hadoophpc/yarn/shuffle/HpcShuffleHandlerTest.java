@@ -39,6 +39,7 @@ import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
 import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportConfigKeys;
@@ -231,8 +232,8 @@ class HpcShuffleHandlerTest {
     try {
       OpenRequest unsigned = new OpenRequest(0, node.job.toString(), 0, CHUNK, node.attempts,
           "");
-      TransportException e = assertThrows(TransportException.class, () -> sendRaw(unsigned));
-      assertEquals(ShuffleError.AUTH, ShuffleError.of(e.getMessage()), e.getMessage());
+      RemoteFailureException e = assertThrows(RemoteFailureException.class, () -> sendRaw(unsigned));
+      assertEquals(ShuffleError.AUTH, ShuffleError.of(e.code()), e.getMessage());
     } finally {
       logs.stopCapturing();
     }
@@ -348,8 +349,8 @@ class HpcShuffleHandlerTest {
   void aServiceOfAnotherNodeManagerIsRefusedBeforeAnythingElse() throws Exception {
     int wrong = service.stockPort() + 1;
     OpenRequest r = new OpenRequest(wrong, node.job.toString(), 0, CHUNK, node.attempts, "");
-    TransportException e = assertThrows(TransportException.class, () -> sendRaw(r));
-    assertEquals(ShuffleError.WRONG_SERVICE, ShuffleError.of(e.getMessage()), e.getMessage());
+    RemoteFailureException e = assertThrows(RemoteFailureException.class, () -> sendRaw(r));
+    assertEquals(ShuffleError.WRONG_SERVICE, ShuffleError.of(e.code()), e.getMessage());
     assertEquals(1, service.metrics().wrongService());
     assertEquals(0, service.metrics().authFailures());
   }

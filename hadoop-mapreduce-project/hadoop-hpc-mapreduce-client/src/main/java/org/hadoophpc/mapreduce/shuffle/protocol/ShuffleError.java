@@ -4,47 +4,46 @@
 package org.hadoophpc.mapreduce.shuffle.protocol;
 
 /**
- * Why the service refused a request. It travels as the failure message of the transport's
- * responder, {@code "[CODE] text"}, so both sides read it without a message type of its own.
+ * Why the service refused a request. It travels as the code of the transport's failure
+ * ({@code Responder.fail(code, text)}, a number in the failure frame; the client gets a
+ * {@code RemoteFailureException} with it), so neither side parses text. The numbers are the
+ * wire format: never reuse or renumber one.
  */
 public enum ShuffleError {
   /** The service holds no job token for the job (finished, or started before the service). */
-  UNKNOWN_JOB,
+  UNKNOWN_JOB(1),
   /** The request's HMAC does not match the job token. */
-  AUTH,
+  AUTH(2),
   /** A malformed request. */
-  BAD_REQUEST,
+  BAD_REQUEST(3),
   /** The fetch session is gone (closed, or its job finished). */
-  NO_SESSION,
+  NO_SESSION(4),
   /** The service's read queue is full; retry later. */
-  BUSY,
+  BUSY(5),
   /** Reading the map output failed on the service's side. */
-  IO,
+  IO(6),
   /**
    * The service belongs to another NodeManager than the one the reducer asked for (several share
    * a host): the reducer goes on to the next port; nothing else of the answer is used.
    */
-  WRONG_SERVICE;
+  WRONG_SERVICE(7);
 
-  /** The failure message for {@code text}. */
-  public String format(String text) {
-    return "[" + name() + "] " + text;
+  private final int code;
+
+  ShuffleError(int code) {
+    this.code = code;
   }
 
-  private static final java.util.regex.Pattern CODE =
-      java.util.regex.Pattern.compile("\\[([A-Z_]+)\\]");
+  /** The number on the wire. */
+  public int code() {
+    return code;
+  }
 
-  /** The code in a failure message (the transport may prefix it), or null when none. */
-  public static ShuffleError of(String message) {
-    if (message == null) {
-      return null;
-    }
-    java.util.regex.Matcher m = CODE.matcher(message);
-    while (m.find()) {
-      for (ShuffleError e : values()) {
-        if (e.name().equals(m.group(1))) {
-          return e;
-        }
+  /** The error with wire number {@code code}, or null for none of ours (0: the transport's). */
+  public static ShuffleError of(int code) {
+    for (ShuffleError e : values()) {
+      if (e.code == code) {
+        return e;
       }
     }
     return null;

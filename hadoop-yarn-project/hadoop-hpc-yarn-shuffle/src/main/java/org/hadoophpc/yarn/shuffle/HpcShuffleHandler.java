@@ -69,11 +69,6 @@ public class HpcShuffleHandler extends ShuffleHandler {
   /** Why our listener did not start (null while it serves). */
   private volatile String notStarted;
 
-  @Override
-  protected void serviceInit(Configuration configuration) throws Exception {
-    super.serviceInit(configuration);
-  }
-
   /**
    * Starts stock's HTTP shuffle, then ours beside it. Nothing of ours may take the NodeManager
    * down: when our listener cannot start (bad setting, port taken, no device, TLS required on

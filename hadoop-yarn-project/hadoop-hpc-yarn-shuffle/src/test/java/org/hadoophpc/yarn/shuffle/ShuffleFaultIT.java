@@ -82,33 +82,16 @@ class ShuffleFaultIT {
     Path out = new Path("/fault/corrupt");
     Job job = wordCount(conf, out);
     job.submit();
-    String attempt = job.getJobID().toString().replace("job_", "attempt_") + "_m_000000_0";
-    AtomicReference<String> corrupted = new AtomicReference<>();
-    Thread saboteur = new Thread(() -> {
-      try {
-        corrupted.set(corruptWhenWritten(attempt));
-      } catch (Exception e) {
-        corrupted.set("failed: " + e);
-      }
-    });
-    saboteur.start();
+    Saboteur corrupted = Saboteur.start(job, 0, ShuffleFaultIT::corruptPartition0);
     waitFor(job);
-    saboteur.join(1000);
-    assertTrue(corrupted.get() != null && corrupted.get().startsWith("/"),
-        "the map output was corrupted before the fetch: " + corrupted.get());
+    corrupted.assertDone("the map output was corrupted before the fetch");
 
     assertEquals(stockOutput, cluster.digest(out), "output after the map was re-run");
     Counters c = job.getCounters();
     assertTrue(c.findCounter(TaskCounter.FAILED_SHUFFLE).getValue() >= 1,
         "the reducer counted the failed fetch");
     assertEquals(0, c.findCounter(HpcShuffleCounter.FALLBACKS).getValue());
-    List<String> map0 = new ArrayList<>();
-    for (TaskCompletionEvent e : allEvents(job)) {
-      if (e.getTaskAttemptId().getTaskType() == TaskType.MAP
-          && e.getTaskAttemptId().getTaskID().getId() == 0) {
-        map0.add(e.getTaskAttemptId().getId() + ":" + e.getStatus());
-      }
-    }
+    List<String> map0 = mapAttempts(job, 0);
     assertTrue(map0.contains("0:OBSOLETE") || map0.contains("0:FAILED"), map0.toString());
     assertTrue(map0.stream().anyMatch(s -> !s.startsWith("0:") && s.endsWith(":SUCCEEDED")),
         "map 0 was run again: " + map0);
@@ -128,20 +111,9 @@ class ShuffleFaultIT {
     Path out = new Path("/fault/unreadable-index");
     Job job = wordCount(conf, out);
     job.submit();
-    String attempt = job.getJobID().toString().replace("job_", "attempt_") + "_m_000001_0";
-    AtomicReference<String> broken = new AtomicReference<>();
-    Thread saboteur = new Thread(() -> {
-      try {
-        broken.set(breakIndexWhenWritten(attempt));
-      } catch (Exception e) {
-        broken.set("failed: " + e);
-      }
-    });
-    saboteur.start();
+    Saboteur broken = Saboteur.start(job, 1, ShuffleFaultIT::zeroIndex);
     waitFor(job);
-    saboteur.join(1000);
-    assertTrue(broken.get() != null && broken.get().startsWith("/"),
-        "the index was broken before the fetch: " + broken.get());
+    broken.assertDone("the index was broken before the fetch");
     assertEquals(stockOutput, cluster.digest(out), "output after the map was re-run");
     // The AM re-runs a succeeded map only on fetch-failure reports, 3 of them here: the re-run
     // below is the proof that the map was fetched and reported again and again. (The job's
@@ -150,13 +122,7 @@ class ShuffleFaultIT {
     Counters c = job.getCounters();
     assertEquals(0, c.findCounter(HpcShuffleCounter.FALLBACKS).getValue());
     assertTrue(c.findCounter(HpcShuffleCounter.BYTES_OVER_TCP).getValue() > 0);
-    List<String> map1 = new ArrayList<>();
-    for (TaskCompletionEvent e : allEvents(job)) {
-      if (e.getTaskAttemptId().getTaskType() == TaskType.MAP
-          && e.getTaskAttemptId().getTaskID().getId() == 1) {
-        map1.add(e.getTaskAttemptId().getId() + ":" + e.getStatus());
-      }
-    }
+    List<String> map1 = mapAttempts(job, 1);
     assertTrue(map1.stream().anyMatch(s -> !s.startsWith("0:") && s.endsWith(":SUCCEEDED")),
         "map 1 was run again: " + map1);
   }
@@ -185,35 +151,6 @@ class ShuffleFaultIT {
     }
   }
 
-  /** Waits for {@code attempt}'s index to be complete, then overwrites it with zeros. */
-  private static String breakIndexWhenWritten(String attempt) throws Exception {
-    File root = new File(System.getProperty("test.build.data", "target/test-data"),
-        "shuffle-fault");
-    long deadline = System.currentTimeMillis() + 120_000;
-    while (System.currentTimeMillis() < deadline) {
-      Optional<java.nio.file.Path> index;
-      try (Stream<java.nio.file.Path> s = Files.walk(root.toPath())) {
-        index = s.filter(p -> p.endsWith(attempt + "/file.out.index")).findFirst();
-      } catch (IOException | java.io.UncheckedIOException e) {
-        index = Optional.empty();
-      }
-      if (index.isPresent()) {
-        try {
-          new SpillRecord(new Path(index.get().toString()),
-              new JobConf(new Configuration(false)));
-        } catch (IOException e) {
-          Thread.sleep(20); // still being written
-          continue;
-        }
-        long n = Files.size(index.get());
-        Files.write(index.get(), new byte[(int) n]);
-        return index.get().toAbsolutePath().toString();
-      }
-      Thread.sleep(20);
-    }
-    return null;
-  }
-
   private static List<TaskCompletionEvent> allEvents(Job job) throws Exception {
     List<TaskCompletionEvent> all = new ArrayList<>();
     for (int from = 0; ; ) {
@@ -226,49 +163,114 @@ class ShuffleFaultIT {
     }
   }
 
-  /**
-   * Waits for {@code attempt}'s index file in the NodeManager's local dirs (written after the
-   * data, before the map reports done, so before any reducer fetches) to be readable in full
-   * (the first look may catch it half written), then flips bytes in the
-   * middle of its partition 0. Returns the data file's path.
-   */
-  private static String corruptWhenWritten(String attempt) throws Exception {
-    // MiniYARNCluster keeps its NodeManagers' local dirs under test.build.data/<cluster name>
-    File root = new File(System.getProperty("test.build.data", "target/test-data"),
-        "shuffle-fault");
-    long deadline = System.currentTimeMillis() + 120_000;
-    while (System.currentTimeMillis() < deadline) {
-      Optional<java.nio.file.Path> index;
-      try (Stream<java.nio.file.Path> s = Files.walk(root.toPath())) {
-        index = s.filter(p -> p.endsWith(attempt + "/file.out.index")).findFirst();
-      } catch (IOException | java.io.UncheckedIOException e) {
-        index = Optional.empty(); // a directory vanished while walking
+  /** "attempt:status" of every attempt of map {@code map}, from the job's completion events. */
+  private static List<String> mapAttempts(Job job, int map) throws Exception {
+    List<String> attempts = new ArrayList<>();
+    for (TaskCompletionEvent e : allEvents(job)) {
+      if (e.getTaskAttemptId().getTaskType() == TaskType.MAP
+          && e.getTaskAttemptId().getTaskID().getId() == map) {
+        attempts.add(e.getTaskAttemptId().getId() + ":" + e.getStatus());
       }
-      if (index.isPresent()) {
-        File data = index.get().resolveSibling("file.out").toFile();
-        IndexRecord rec;
-        try {
-          rec = new SpillRecord(new Path(index.get().toString()),
-              new JobConf(new Configuration(false))).getIndex(0);
-        } catch (IOException e) {
-          // the map is still writing the index (EOF) or its checksum: look again shortly
-          Thread.sleep(20);
-          continue;
-        }
-        try (RandomAccessFile f = new RandomAccessFile(data, "rw")) {
-          for (long at = rec.startOffset + rec.partLength / 3; at < rec.startOffset
-              + rec.partLength - 8; at += Math.max(1, rec.partLength / 7)) {
-            f.seek(at);
-            int b = f.read();
-            f.seek(at);
-            f.write(b ^ 0x5a);
-          }
-        }
-        return data.getPath().startsWith("/") ? data.getPath() : data.getAbsolutePath();
-      }
-      Thread.sleep(20);
     }
-    return null;
+    return attempts;
+  }
+
+  /** What a {@link Saboteur} does to a map's output once its index is complete. */
+  private interface Sabotage {
+    /** Returns the path of the file it changed. */
+    String apply(java.nio.file.Path index, IndexRecord partition0) throws IOException;
+  }
+
+  /**
+   * A thread that waits for the first attempt of one map to have its index file in the
+   * NodeManager's local dirs (written after the data, before the map reports done, so before
+   * any reducer fetches) readable in full (the first look may catch it half written), then
+   * applies a {@link Sabotage}.
+   */
+  private static final class Saboteur extends Thread {
+    private final String attempt;
+    private final Sabotage sabotage;
+    private final AtomicReference<String> result = new AtomicReference<>();
+
+    private Saboteur(String attempt, Sabotage sabotage) {
+      this.attempt = attempt;
+      this.sabotage = sabotage;
+    }
+
+    static Saboteur start(Job job, int map, Sabotage sabotage) {
+      Saboteur s = new Saboteur(job.getJobID().toString().replace("job_", "attempt_")
+          + String.format("_m_%06d_0", map), sabotage);
+      s.start();
+      return s;
+    }
+
+    @Override
+    public void run() {
+      try {
+        result.set(waitAndApply());
+      } catch (Exception e) {
+        result.set("failed: " + e);
+      }
+    }
+
+    private String waitAndApply() throws Exception {
+      // MiniYARNCluster keeps its NodeManagers' local dirs under test.build.data/<cluster name>
+      File root = new File(System.getProperty("test.build.data", "target/test-data"),
+          "shuffle-fault");
+      long deadline = System.currentTimeMillis() + 120_000;
+      while (System.currentTimeMillis() < deadline) {
+        Optional<java.nio.file.Path> index;
+        try (Stream<java.nio.file.Path> s = Files.walk(root.toPath())) {
+          index = s.filter(p -> p.endsWith(attempt + "/file.out.index")).findFirst();
+        } catch (IOException | java.io.UncheckedIOException e) {
+          index = Optional.empty(); // a directory vanished while walking
+        }
+        if (index.isPresent()) {
+          IndexRecord rec;
+          try {
+            rec = new SpillRecord(new Path(index.get().toString()),
+                new JobConf(new Configuration(false))).getIndex(0);
+          } catch (IOException e) {
+            // the map is still writing the index (EOF) or its checksum: look again shortly
+            Thread.sleep(20);
+            continue;
+          }
+          return sabotage.apply(index.get(), rec);
+        }
+        Thread.sleep(20);
+      }
+      return null;
+    }
+
+    /** Asserts that the sabotage happened (an absolute path came back). */
+    void assertDone(String what) throws InterruptedException {
+      join(1000);
+      String r = result.get();
+      assertTrue(r != null && r.startsWith("/"), what + ": " + r);
+    }
+  }
+
+  /** Flips bytes in the middle of partition 0 of the map's data file. */
+  private static String corruptPartition0(java.nio.file.Path index, IndexRecord rec)
+      throws IOException {
+    File data = index.resolveSibling("file.out").toFile();
+    try (RandomAccessFile f = new RandomAccessFile(data, "rw")) {
+      for (long at = rec.startOffset + rec.partLength / 3; at < rec.startOffset
+          + rec.partLength - 8; at += Math.max(1, rec.partLength / 7)) {
+        f.seek(at);
+        int b = f.read();
+        f.seek(at);
+        f.write(b ^ 0x5a);
+      }
+    }
+    return data.getAbsolutePath();
+  }
+
+  /** Overwrites the index with zeros (the service, like stock's, cannot read it then). */
+  private static String zeroIndex(java.nio.file.Path index, IndexRecord rec) throws IOException {
+    long n = Files.size(index);
+    Files.write(index, new byte[(int) n]);
+    return index.toAbsolutePath().toString();
   }
 
   @Test

@@ -7,9 +7,12 @@ import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+
+import javax.crypto.SecretKey;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.DataInputByteBuffer;
@@ -17,7 +20,9 @@ import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapred.ShuffleHandler;
 import org.apache.hadoop.mapreduce.JobID;
 import org.apache.hadoop.mapreduce.security.token.JobTokenIdentifier;
+import org.apache.hadoop.mapreduce.security.token.JobTokenSecretManager;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.security.token.SecretManager.InvalidToken;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.server.api.ApplicationInitializationContext;
@@ -53,7 +58,7 @@ import org.slf4j.LoggerFactory;
 public class HpcShuffleHandler extends ShuffleHandler {
   private static final Logger LOG = LoggerFactory.getLogger(HpcShuffleHandler.class);
 
-  private final JobRegistry jobs = new JobRegistry();
+  private final JobRegistry jobs = new JobRegistry(this::recoveredJob);
   private ShuffleConf conf;
   private Transport transport;
   private Listener listener;
@@ -322,6 +327,9 @@ public class HpcShuffleHandler extends ShuffleHandler {
       }
     }
     super.stopApplication(context);
+    // a request between our removal and stock's may have looked the job up again through
+    // recoveredJob(); stock has forgotten it now, so this removal is final
+    jobs.remove(jobId);
   }
 
   /** Deletes what {@code jobId} published on the shared mount (every node tries; idempotent). */
@@ -340,6 +348,37 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   private static String jobId(ApplicationId app) {
     return new JobID(Long.toString(app.getClusterTimestamp()), app.getId()).toString();
+  }
+
+  /**
+   * A job stock's handler serves and our registry does not hold: one stock recovered from the
+   * NodeManager's state store after a restart (YARN does not initialize it again). Null when
+   * stock does not know it either, or the id is not a canonical job id.
+   */
+  private JobRegistry.Job recoveredJob(String jobId) {
+    Map<String, String> users = userRsrc;
+    JobTokenSecretManager tokens = secretManager;
+    if (users == null || tokens == null) {
+      return null; // not started
+    }
+    String user = users.get(jobId);
+    if (user == null) {
+      return null;
+    }
+    JobID id;
+    try {
+      id = JobID.forName(jobId);
+      if (!id.toString().equals(jobId)) {
+        return null;
+      }
+      SecretKey key = tokens.retrieveTokenSecret(jobId);
+      ApplicationId app = ApplicationId.newInstance(Long.parseLong(id.getJtIdentifier()),
+          id.getId());
+      LOG.info("hpc shuffle: serving {} of user {} (recovered by the NodeManager)", jobId, user);
+      return new JobRegistry.Job(jobId, user, app.toString(), key);
+    } catch (IllegalArgumentException | InvalidToken e) {
+      return null;
+    }
   }
 
   /** Why the hpc listener did not start, or null when it serves. */

@@ -66,6 +66,8 @@ class HpcShuffleHandlerTest {
   private HpcShuffleHandler service;
   private Transport clientTransport;
   private ShuffleFetchClient client;
+  /** The hpc port the service listens on and the client is configured with. */
+  private int port;
 
   @BeforeAll
   static void miniClusterMetrics() {
@@ -110,7 +112,7 @@ class HpcShuffleHandlerTest {
     node.addMap(0, new int[] {0, 1000, CHUNK, 5 * CHUNK + 17}, 10);
     node.addMap(1, new int[] {3, 0, 2 * CHUNK, 1}, 11);
     node.addMap(2, new int[] {CHUNK - 1, CHUNK + 1, 0, 77}, 12);
-    int port = freePortRange(1);
+    port = freePortRange(1);
     service = startService(node, conf(port, 1));
     service.initializeApplication(node.initContext());
     Configuration cc = conf(port, 1);
@@ -260,6 +262,40 @@ class HpcShuffleHandlerTest {
     IOException e = assertThrows(IOException.class, () -> s.stream(0).readAllBytes());
     assertTrue(e.getMessage().contains("NO_SESSION"), e.getMessage());
     awaitTrue(() -> service.metrics().prefetchBytes() == 0, "pre-fetch budget returned");
+  }
+
+  /**
+   * A NodeManager restarted with recovery: stock's handler re-reads the job's token from its
+   * state store and YARN does not initialize the application again; the hpc side serves the job
+   * all the same (until the application stops), instead of refusing it as unknown.
+   */
+  @Test
+  void aJobRecoveredByARestartedNodeManagerIsServed() throws Exception {
+    service.close(); // frees the port for the NodeManager's two lives below
+    // the NodeManager's recovery dir for this service (it creates the dir, the service its db)
+    org.apache.hadoop.fs.Path state = new org.apache.hadoop.fs.Path(
+        java.nio.file.Files.createDirectories(tmp.resolve("nm-state")).toString());
+    HpcShuffleHandler before = new HpcShuffleHandler();
+    before.setRecoveryPath(state);
+    before.setAuxiliaryLocalPathHandler(node.localPaths());
+    before.init(conf(port, 1));
+    before.start();
+    before.initializeApplication(node.initContext());
+    before.close(); // the NodeManager goes down with the job still running
+
+    service = new HpcShuffleHandler();
+    service.setRecoveryPath(state);
+    service.setAuxiliaryLocalPathHandler(node.localPaths());
+    service.init(conf(port, 1));
+    service.start(); // no initializeApplication: the job comes back from the state store
+    try (FetchSession s = client.open(host(), node.job.toString(), 1, node.attempts);
+        InputStream in = s.stream(0)) {
+      assertArrayEquals(node.partitions.get(0)[1], in.readAllBytes());
+    }
+    service.stopApplication(new ApplicationTerminationContext(node.app));
+    ShuffleServiceException e = assertThrows(ShuffleServiceException.class,
+        () -> client.open(host(), node.job.toString(), 1, node.attempts));
+    assertEquals(ShuffleError.UNKNOWN_JOB, e.code(), e.getMessage());
   }
 
   @Test

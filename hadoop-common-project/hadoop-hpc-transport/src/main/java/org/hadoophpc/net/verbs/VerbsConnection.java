@@ -78,6 +78,7 @@ final class VerbsConnection implements Connection {
   static final int MAX_REVOKED = 1024;
 
   private final VerbsTransport transport;
+  private final VerbsEventLoop loop;
   final int connId;
   long cmId;
   private final VerbsListener listener;
@@ -97,7 +98,7 @@ final class VerbsConnection implements Connection {
   private final ArrayBlockingQueue<VerbsOp> outbox;
   /**
    * Claimed answers for the loop. Answers are bounded by the peer's window, not ours: beyond
-   * this queue's room they go as tasks ({@link VerbsTransport#submit}).
+   * this queue's room they go as tasks ({@link VerbsEventLoop#submit}).
    */
   private final ArrayBlockingQueue<VerbsAnswer> answerOutbox;
   /** In the transport's ready queue (or about to be). */
@@ -191,6 +192,7 @@ final class VerbsConnection implements Connection {
   VerbsConnection(VerbsTransport transport, int connId, long cmId, VerbsListener listener,
       InetSocketAddress remote) {
     this.transport = transport;
+    this.loop = transport.loop();
     this.connId = connId;
     this.cmId = cmId;
     this.listener = listener;
@@ -376,7 +378,7 @@ final class VerbsConnection implements Connection {
   @Override
   public void close() {
     closeRequested = true;
-    transport.submit(() -> closeConnection(new ConnectionClosedException("verbs connection to "
+    loop.submit(() -> closeConnection(new ConnectionClosedException("verbs connection to "
         + remote + " closed locally")));
   }
 
@@ -386,7 +388,7 @@ final class VerbsConnection implements Connection {
    */
   void sendRaw(byte type, int flags, int credits, int reqId, int length, int rkey,
       long address) {
-    transport.submit(() -> {
+    loop.submit(() -> {
       if (state != OPEN) {
         return;
       }
@@ -425,13 +427,13 @@ final class VerbsConnection implements Connection {
       // Cannot happen while the bound in the outbox's comment holds.
       throw new IllegalStateException("outbox of " + this + " overflowed");
     }
-    transport.schedule(this);
+    loop.schedule(this);
   }
 
   private void enqueueAnswer(VerbsAnswer a) {
     if (answerOutbox.offer(a)) {
-      transport.schedule(this);
-    } else if (!transport.submit(() -> onAnswer(a))) {
+      loop.schedule(this);
+    } else if (!loop.submit(() -> onAnswer(a))) {
       discard(a);
     }
   }
@@ -1539,7 +1541,7 @@ final class VerbsConnection implements Connection {
     boolean qpGone = true;
     if (cmId != 0) {
       qpGone = transport.destroyId(cmId);
-      transport.forget(this);
+      loop.forget(this);
       cmId = 0;
     }
     // The QP is gone: nothing will touch these buffers any more.
@@ -1579,7 +1581,7 @@ final class VerbsConnection implements Connection {
       transport.releaseCq(recvDepth + sendDepth);
       cqReserved = false;
     }
-    transport.removeConnection(this);
+    loop.removeConnection(this);
     if (listener != null && established) {
       try {
         listener.handler().onClose(this);

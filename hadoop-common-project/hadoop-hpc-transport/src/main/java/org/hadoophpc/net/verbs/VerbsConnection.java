@@ -71,7 +71,6 @@ final class VerbsConnection implements Connection {
 
   private static final Logger LOG = LoggerFactory.getLogger(VerbsConnection.class);
   private static final long RECV_FLAG = 0x8000_0000L;
-  static final int HEADERS_PER_CHUNK = VerbsTransport.EAGER_SIZE / VerbsHeader.BYTES;
   /** Loop-made message objects kept for reuse. */
   private static final int SPARE_MESSAGES = 64;
   /** Regions a peer may revoke on one connection; one more closes it (a revoke flood). */
@@ -119,29 +118,8 @@ final class VerbsConnection implements Connection {
   /** Chosen when the queue pair is set up; 0 before. */
   private int recvDepth;
   private int sendDepth;
-  /**
-   * The receive ring, all of it {@link VerbsTransport#EAGER_SIZE}-byte chunks of the transport's
-   * pool (so registered memory stays within {@code buffer.pool.max}): header chunks holding
-   * {@link #HEADERS_PER_CHUNK} header slots each (receive slots first, then send slots), and one
-   * eager payload chunk per receive slot.
-   *
-   * <p>Ownership: the connection takes every chunk when the queue pair is set up and holds it,
-   * posted or not, until {@link #finish} releases it, once, after the queue pair is destroyed.
-   * A receive's payload is copied out into a buffer of its own on delivery; the chunk is never
-   * handed to anyone, so re-posting a slot needs nothing back from users and a chunk cannot be
-   * released twice or while the HCA may still write it.
-   */
-  private Buffer[] headerChunks;
-  private ByteBuffer[] headerViews;
-  private VerbsTransport.MrInfo[] headerMrs;
-  private final Buffer[] recvChunks;
-  private final ByteBuffer[] recvViews;
-  private final VerbsTransport.MrInfo[] recvMrs;
-  /** Ring bytes reserved from the transport's budget (returned in {@link #finish}). */
-  private long ringReserved;
-  private final boolean[] recvPosted;
-  /** Receive slots whose message waits for pool memory before it can be delivered. */
-  private final ArrayDeque<Integer> heldSlots = new ArrayDeque<>();
+  /** Receive slots and every header slot (the receive ring, {@link VerbsRing}). */
+  private final VerbsRing receiveRing;
   private final VerbsOp[] sendOps;
   private final int[] freeSend;
   private int freeSendTop;
@@ -201,11 +179,8 @@ final class VerbsConnection implements Connection {
     this.maxMessageSize = transport.conf().maxMessageSize();
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
     int maxRecv = transport.recvDepth();
-    int maxSend = VerbsTransport.sendDepth(maxInflight, maxRecv);
-    this.recvPosted = new boolean[maxRecv];
-    this.recvChunks = new Buffer[maxRecv];
-    this.recvViews = new ByteBuffer[maxRecv];
-    this.recvMrs = new VerbsTransport.MrInfo[maxRecv];
+    int maxSend = VerbsRing.sendDepth(maxInflight, maxRecv);
+    this.receiveRing = new VerbsRing(transport, maxRecv);
     this.sendOps = new VerbsOp[maxSend];
     this.freeSend = new int[maxSend];
     this.active = new VerbsOp[maxInflight];
@@ -510,24 +485,9 @@ final class VerbsConnection implements Connection {
    * pre-posts every receive. On failure what was taken stays recorded for {@link #finish}.
    */
   void setUpQueuePair() throws java.io.IOException {
-    recvDepth = transport.reserveRing(remote);
+    recvDepth = receiveRing.take(remote, maxInflight);
     credits.ownWindow(recvDepth);
-    sendDepth = VerbsTransport.sendDepth(maxInflight, recvDepth);
-    ringReserved = VerbsTransport.ringBytes(maxInflight, recvDepth);
-    int chunks = VerbsTransport.headerChunks(maxInflight, recvDepth);
-    headerChunks = new Buffer[chunks];
-    headerViews = new ByteBuffer[chunks];
-    headerMrs = new VerbsTransport.MrInfo[chunks];
-    for (int c = 0; c < chunks; c++) {
-      headerChunks[c] = ringChunk();
-      headerViews[c] = headerChunks[c].nio().clear();
-      headerMrs[c] = transport.mr(headerChunks[c]);
-    }
-    for (int i = 0; i < recvDepth; i++) {
-      recvChunks[i] = ringChunk();
-      recvViews[i] = recvChunks[i].nio().clear();
-      recvMrs[i] = transport.mr(recvChunks[i]);
-    }
+    sendDepth = VerbsRing.sendDepth(maxInflight, recvDepth);
     for (int i = 0; i < sendDepth; i++) {
       freeSend[i] = sendDepth - 1 - i;
     }
@@ -542,34 +502,6 @@ final class VerbsConnection implements Connection {
         throw new NativeIoException("ibv_post_recv", -rc, "posting initial receives failed");
       }
     }
-  }
-
-  private Buffer ringChunk() throws TransportException {
-    Buffer b = transport.bufferPool().allocate(VerbsTransport.EAGER_SIZE);
-    if (b == null) {
-      throw new TransportException("verbs connection to " + remote + ": the buffer pool has no"
-          + " room for a " + ringReserved + "-byte receive ring now ("
-          + transport.bufferPool() + "; raise hadoop.hpc.transport.buffer.pool.max)");
-    }
-    return b;
-  }
-
-  /** Header slot {@code i}'s chunk view; the slot is at {@link #headerAt}. */
-  private ByteBuffer headers(int i) {
-    return headerViews[i / HEADERS_PER_CHUNK];
-  }
-
-  private static int headerAt(int i) {
-    return (i % HEADERS_PER_CHUNK) * VerbsHeader.BYTES;
-  }
-
-  private long headerAddress(int i) {
-    int c = i / HEADERS_PER_CHUNK;
-    return headerMrs[c].addr() + headerChunks[c].slabOffset() + headerAt(i);
-  }
-
-  private int headerLkey(int i) {
-    return headerMrs[i / HEADERS_PER_CHUNK].lkey();
   }
 
   byte[] privateData() {
@@ -904,8 +836,8 @@ final class VerbsConnection implements Connection {
     int slot = freeSend[--freeSendTop];
     int header = recvDepth + slot;
     int returned = op.rawCredits >= 0 ? op.rawCredits : credits.toReturn();
-    VerbsHeader.write(headers(header), headerAt(header), op.type, op.flags, returned, op.reqId,
-        op.length, op.rkey, op.address);
+    VerbsHeader.write(receiveRing.headers(header), VerbsRing.headerAt(header), op.type,
+        op.flags, returned, op.reqId, op.length, op.rkey, op.address);
     long addr = 0;
     int len = 0;
     int lkey = 0;
@@ -915,8 +847,8 @@ final class VerbsConnection implements Connection {
       len = op.payload.readableBytes();
       lkey = mr.lkey();
     }
-    int rc = VerbsNatives.postSend(cmId, wrId(slot, false), headerAddress(header),
-        VerbsHeader.BYTES, headerLkey(header), addr, len, lkey);
+    int rc = VerbsNatives.postSend(cmId, wrId(slot, false), receiveRing.headerAddress(header),
+        VerbsHeader.BYTES, receiveRing.headerLkey(header), addr, len, lkey);
     if (rc != 0) {
       freeSend[freeSendTop++] = slot;
       messageOver(op);
@@ -995,15 +927,11 @@ final class VerbsConnection implements Connection {
 
   /** Posts receive slot i; 0 or -errno. */
   private int postReceive(int i) {
-    int rc = VerbsNatives.postRecv(cmId, wrId(i, true), headerAddress(i), VerbsHeader.BYTES,
-        headerLkey(i), recvMrs[i].addr() + recvChunks[i].slabOffset(),
-        VerbsTransport.EAGER_SIZE, recvMrs[i].lkey());
-    if (rc != 0) {
-      return rc;
+    int rc = receiveRing.post(cmId, wrId(i, true), i);
+    if (rc == 0) {
+      postedWrs++;
     }
-    recvPosted[i] = true;
-    postedWrs++;
-    return 0;
+    return rc;
   }
 
   /** Delivers receives that waited for pool memory, retries rendezvous reads waiting for it. */
@@ -1011,11 +939,12 @@ final class VerbsConnection implements Connection {
     if (state != OPEN) {
       return;
     }
-    while (!heldSlots.isEmpty() && state == OPEN) {
-      if (!deliverEager(heldSlots.peek())) {
+    int held;
+    while ((held = receiveRing.firstHeld()) >= 0 && state == OPEN) {
+      if (!deliverEager(held)) {
         break;
       }
-      heldSlots.poll();
+      receiveRing.released();
     }
     while (!rendezvousWaiting.isEmpty()) {
       VerbsOp op = rendezvousWaiting.peek();
@@ -1140,10 +1069,9 @@ final class VerbsConnection implements Connection {
   }
 
   private void onReceive(int slot, int status, int byteLen, int vendorStatus) {
-    if (slot >= recvDepth || !recvPosted[slot]) {
+    if (!receiveRing.completed(slot)) {
       return;
     }
-    recvPosted[slot] = false;
     postedWrs--;
     if (status != VerbsNatives.WC_SUCCESS) {
       closeConnection(completionError(status, vendorStatus));
@@ -1154,8 +1082,8 @@ final class VerbsConnection implements Connection {
     }
     // CONNECTING too: the peer may send as soon as it is established, and its first message
     // can complete here before our own ESTABLISHED event is read.
-    ByteBuffer ring = headers(slot);
-    int at = headerAt(slot);
+    ByteBuffer ring = receiveRing.headers(slot);
+    int at = VerbsRing.headerAt(slot);
     byte type = VerbsHeader.type(ring, at);
     int reqId = VerbsHeader.reqId(ring, at);
     if (byteLen < VerbsHeader.BYTES || byteLen > VerbsHeader.BYTES + VerbsTransport.EAGER_SIZE) {
@@ -1177,7 +1105,7 @@ final class VerbsConnection implements Connection {
         // The received length is kept in the (local, unused) reserved field of the header slot.
         ring.putInt(at + 24, byteLen - VerbsHeader.BYTES);
         if (!deliverEager(slot)) {
-          heldSlots.add(slot);
+          receiveRing.hold(slot);
         }
         pump();
         return;
@@ -1287,12 +1215,12 @@ final class VerbsConnection implements Connection {
    * credit is not returned and the peer slows down until memory comes back.
    */
   private boolean deliverEager(int slot) {
-    ByteBuffer ring = headers(slot);
-    int at = headerAt(slot);
+    ByteBuffer ring = receiveRing.headers(slot);
+    int at = VerbsRing.headerAt(slot);
     byte type = VerbsHeader.type(ring, at);
     int reqId = VerbsHeader.reqId(ring, at);
     int length = ring.getInt(at + 24);
-    ByteBuffer payload = recvViews[slot];
+    ByteBuffer payload = receiveRing.payload(slot);
     VerbsOp answered = type == VerbsHeader.REQUEST ? null : pendingRequest(reqId);
     Buffer delivered = null;
     TransportException failure = null;
@@ -1499,31 +1427,6 @@ final class VerbsConnection implements Connection {
     }
   }
 
-  /** Gives the ring's chunks back to the pool (once: the references are dropped). */
-  private void releaseRing() {
-    for (int i = 0; i < recvChunks.length; i++) {
-      if (recvChunks[i] != null) {
-        recvChunks[i].release();
-        recvChunks[i] = null;
-        recvViews[i] = null;
-      }
-    }
-    if (headerChunks != null) {
-      for (int c = 0; c < headerChunks.length; c++) {
-        if (headerChunks[c] != null) {
-          headerChunks[c].release();
-          headerChunks[c] = null;
-        }
-      }
-      headerChunks = null;
-      headerViews = null;
-    }
-    if (ringReserved > 0) {
-      transport.releaseRing(ringReserved);
-      ringReserved = 0;
-    }
-  }
-
   /** Destroys the QP and id, then releases every buffer still held. */
   void finish() {
     if (state == CLOSED) {
@@ -1565,18 +1468,8 @@ final class VerbsConnection implements Connection {
         finishOp(op, null, op.timedOut ? timeout(op) : closed);
       }
     }
-    for (int i = 0; i < recvDepth; i++) {
-      recvPosted[i] = false;
-    }
-    heldSlots.clear();
     postedWrs = 0;
-    if (qpGone) {
-      releaseRing();
-    } else {
-      // The HCA may still write into posted receives: leak the chunks rather than reuse them.
-      transport.releaseRing(ringReserved);
-      ringReserved = 0;
-    }
+    receiveRing.finish(qpGone);
     if (cqReserved) {
       transport.releaseCq(recvDepth + sendDepth);
       cqReserved = false;

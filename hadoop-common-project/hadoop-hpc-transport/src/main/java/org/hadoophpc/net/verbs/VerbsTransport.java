@@ -58,7 +58,8 @@ import org.slf4j.LoggerFactory;
  * {@code hadoop.hpc.transport.buffer.pool.max} bounds everything pinned. Rings together may take
  * at most a quarter of the pool ({@link #reserveRing}): a new connection gets the configured
  * receive depth, a smaller one when the rings' share is nearly used up, and fails naming the key
- * when not even {@value #MIN_RECV_DEPTH} receives fit; the rest of the pool stays for messages.
+ * when not even {@value VerbsRing#MIN_RECV_DEPTH} receives fit; the rest of the pool stays for
+ * messages ({@link VerbsRing}: sizes and ownership).
  * {@link #expose} hands out the region registration's rkey (low half of the region key; the
  * high half is an exposure id). {@link #unexpose} first tells every connected peer, which then
  * fails later one-sided operations on that region before posting them (an RC queue pair does
@@ -81,16 +82,6 @@ public final class VerbsTransport implements Transport {
   static final long CLOSE_GRACE_MS = 2000;
   private static final int CQ_INITIAL = 1024;
   private static final int LISTEN_BACKLOG = 128;
-  private static final int MAX_RECV_DEPTH = 32;
-  /**
-   * The fewest receives a connection gets. Credits come back on the peer's messages, or in a
-   * CREDIT message once half the window ({@link VerbsCredits#threshold}, at least 2) is
-   * owed; a CREDIT takes a receive and so is owed back itself. With fewer than 4 receives half
-   * the window is 1: every CREDIT would answer a CREDIT, two idle peers would bounce them
-   * forever, and a side holding one credit would keep spending it on a CREDIT instead of its
-   * data (seen as a request that never left, with 2 receives).
-   */
-  static final int MIN_RECV_DEPTH = 4;
 
   /** Handle, address and keys of one registered slab. */
   record MrInfo(long handle, long addr, int lkey, int rkey) {
@@ -125,7 +116,7 @@ public final class VerbsTransport implements Transport {
     this.device = device;
     this.devicePort = devicePort;
     this.ctx = ctx;
-    this.recvDepth = Math.max(4, Math.min(conf.maxInflight(), MAX_RECV_DEPTH));
+    this.recvDepth = VerbsRing.wantedDepth(conf);
     this.ringBudget = conf.bufferPoolMax() / 4;
     this.pool = conf.newBufferPool(new Registrar());
     this.loop = new VerbsEventLoop(this, ctx, device.name());
@@ -142,7 +133,7 @@ public final class VerbsTransport implements Transport {
       throws IOException {
     Objects.requireNonNull(conf, "conf");
     Objects.requireNonNull(device, "device");
-    checkPoolHoldsARing(conf);
+    VerbsRing.checkPoolHoldsARing(conf);
     HpcNative.ensureAvailable();
     VerbsNatives.bind();
     long ctx = VerbsNatives.open(device.name(), CQ_INITIAL);
@@ -232,50 +223,9 @@ public final class VerbsTransport implements Transport {
     return recvDepth;
   }
 
-  /**
-   * Send queue depth of a connection: requests and one-sided ops (max.inflight), answers and
-   * acks to the peer's operations (its window, at most our receive depth), rendezvous reads,
-   * and credit messages.
-   */
-  static int sendDepth(int maxInflight, int recvDepth) {
-    return 2 * maxInflight + 2 * recvDepth + 8;
-  }
-
-  /** Pool chunks holding a connection's header slots (receive, then send). */
-  static int headerChunks(int maxInflight, int recvDepth) {
-    int headers = recvDepth + sendDepth(maxInflight, recvDepth);
-    return (headers + VerbsConnection.HEADERS_PER_CHUNK - 1) / VerbsConnection.HEADERS_PER_CHUNK;
-  }
-
-  /** Pool bytes of a connection's receive ring: header chunks and a payload per receive. */
-  static long ringBytes(int maxInflight, int recvDepth) {
-    return (long) (headerChunks(maxInflight, recvDepth) + recvDepth) * EAGER_SIZE;
-  }
-
-  /**
-   * Fails unless the rings' quarter of the pool holds at least one ring of
-   * {@value #MIN_RECV_DEPTH} receives: a configuration error, named, not a fallback to tcp.
-   */
-  static void checkPoolHoldsARing(TransportConf conf) {
-    long smallest = ringBytes(conf.maxInflight(), MIN_RECV_DEPTH);
-    if (conf.bufferPoolMax() / 4 < smallest) {
-      throw new IllegalArgumentException("hadoop.hpc.transport.buffer.pool.max="
-          + conf.bufferPoolMax() + " is too small for verbs: receive rings may use a quarter of"
-          + " it, less than the smallest ring (" + smallest + " bytes); raise it to at least "
-          + 4 * smallest);
-    }
-  }
-
   /** The ring of a connection of a fresh transport configured by {@code conf} (tests). */
   static long ringBytes(TransportConf conf) {
-    int wanted = Math.max(4, Math.min(conf.maxInflight(), MAX_RECV_DEPTH));
-    long budget = conf.bufferPoolMax() / 4;
-    for (int d = wanted; d >= MIN_RECV_DEPTH; d--) {
-      if (ringBytes(conf.maxInflight(), d) <= budget) {
-        return ringBytes(conf.maxInflight(), d);
-      }
-    }
-    return 0;
+    return VerbsRing.ringBytes(conf);
   }
 
   /**
@@ -283,11 +233,11 @@ public final class VerbsTransport implements Transport {
    * receive depth: the configured one, or the largest that still fits.
    *
    * @throws TransportException naming {@code hadoop.hpc.transport.buffer.pool.max} when not
-   *         even a ring of {@value #MIN_RECV_DEPTH} receives fits
+   *         even a ring of {@value VerbsRing#MIN_RECV_DEPTH} receives fits
    */
   int reserveRing(InetSocketAddress peer) throws TransportException {
-    for (int d = recvDepth; d >= MIN_RECV_DEPTH; d--) {
-      long bytes = ringBytes(conf.maxInflight(), d);
+    for (int d = recvDepth; d >= VerbsRing.MIN_RECV_DEPTH; d--) {
+      long bytes = VerbsRing.ringBytes(conf.maxInflight(), d);
       if (ringBytesInUse + bytes <= ringBudget) {
         ringBytesInUse += bytes;
         return d;

@@ -41,10 +41,8 @@ import org.slf4j.LoggerFactory;
  * number in the connection's private data. The depth is the transport's, or less when the
  * receive rings' share of the pool is nearly used up ({@link VerbsTransport#reserveRing}).
  *
- * <p>Large messages go by rendezvous: the sender binds a memory window to exactly its payload
- * and announces (address, window rkey, length), the receiver RDMA-READs it into a pool buffer
- * and answers RNDV_DONE; the sender invalidates the window and only then releases its buffer
- * ({@link VerbsWindows}: what a peer may read, and for how long).
+ * <p>Large messages go by rendezvous ({@link VerbsRendezvous}): the payload is read by the peer
+ * through a memory window bound to exactly its bytes.
  *
  * <p>Everything a peer sends is checked before it is used: returned credits against what the
  * peer can owe, rendezvous lengths against {@code max.message.size}, received lengths against
@@ -129,12 +127,10 @@ final class VerbsConnection implements Connection {
   private final VerbsCredits credits = new VerbsCredits();
   private final ArrayDeque<VerbsOp> messageBacklog = new ArrayDeque<>();
   private final ArrayDeque<VerbsOp> rdmaBacklog = new ArrayDeque<>();
-  private final ArrayDeque<VerbsOp> rendezvousWaiting = new ArrayDeque<>();
   /** Posted as often as needed: a CREDIT message carries nothing of its own. */
   private final VerbsOp creditMessage = VerbsOp.control(VerbsHeader.CREDIT, 0);
   /** Stands in the send queue for window binds (their completions need no object). */
   private final VerbsOp bindMarker = new VerbsOp(VerbsOp.BIND);
-  private final VerbsWindows.Window[] displaced = new VerbsWindows.Window[1];
   private final ArrayDeque<VerbsOp> spareMessages = new ArrayDeque<>();
 
   // ---- operations in flight (loop) ----
@@ -143,8 +139,8 @@ final class VerbsConnection implements Connection {
   private final int[] freeActive;
   private int freeActiveCount;
   private int requestSequence;
-  /** Rendezvous payloads exposed through memory windows until the transfer is over. */
-  private final VerbsWindows windows;
+  /** Large messages, both directions ({@link VerbsRendezvous}). */
+  private final VerbsRendezvous rendezvous;
   /**
    * Keys of the peer's regions it unexposed, so later operations on them fail here instead of
    * as a remote access error that would take the queue pair down (the peer deregisters the
@@ -160,8 +156,6 @@ final class VerbsConnection implements Connection {
   }
 
   volatile RendezvousTap tap;
-  /** Windows this side invalidated (every rendezvous exposure ends so). */
-  private final AtomicInteger localInvalidations = new AtomicInteger();
 
   // ---- teardown (loop) ----
   private long closeDeadlineNanos;
@@ -192,7 +186,7 @@ final class VerbsConnection implements Connection {
     this.answerOutbox = new ArrayBlockingQueue<>(maxInflight + 8);
     this.spareRequests = new SpareObjects<>(maxInflight, () -> new VerbsOp(VerbsOp.REQUEST));
     this.answers = new AnswerSlots<>(listener == null ? 1 : maxInflight, VerbsAnswer::new);
-    this.windows = new VerbsWindows(transport.ctx(), 2 * maxInflight + 8);
+    this.rendezvous = new VerbsRendezvous(this, transport, maxInflight, ioTimeoutNanos);
   }
 
   // ======================================================================================
@@ -379,12 +373,12 @@ final class VerbsConnection implements Connection {
 
   /** Tests: rendezvous payloads this side exposes now (windows bound or being invalidated). */
   int exposedWindows() {
-    return windows.exposed();
+    return rendezvous.exposed();
   }
 
   /** Tests: windows this side has invalidated so far. */
   int localInvalidations() {
-    return localInvalidations.get();
+    return rendezvous.localInvalidations();
   }
 
   @Override
@@ -612,7 +606,7 @@ final class VerbsConnection implements Connection {
   // ======================================================================================
 
   /** A loop-made operation of {@code kind}, from the spares when there is one. */
-  private VerbsOp spare(int kind) {
+  VerbsOp spare(int kind) {
     VerbsOp op = spareMessages.poll();
     if (op == null) {
       return new VerbsOp(kind);
@@ -621,7 +615,7 @@ final class VerbsConnection implements Connection {
     return op;
   }
 
-  private VerbsOp message(byte type, int flags, int reqId, Buffer payload) {
+  VerbsOp message(byte type, int flags, int reqId, Buffer payload) {
     VerbsOp op = spare(VerbsOp.MESSAGE);
     op.type = type;
     op.flags = flags;
@@ -631,8 +625,18 @@ final class VerbsConnection implements Connection {
     return op;
   }
 
+  /** Queues a message for the peer (sent as credits allow). */
+  void queueMessage(VerbsOp op) {
+    messageBacklog.add(op);
+  }
+
+  /** Queues an RDMA work request (posted as send-queue slots allow). */
+  void queueRdma(VerbsOp op) {
+    rdmaBacklog.add(op);
+  }
+
   /** A loop-made operation is over. */
-  private void recycle(VerbsOp op) {
+  void recycle(VerbsOp op) {
     op.clear();
     if (spareMessages.size() < SPARE_MESSAGES) {
       spareMessages.push(op);
@@ -661,7 +665,7 @@ final class VerbsConnection implements Connection {
   }
 
   /** The request op of {@code reqId}, or null (timed out, unknown). */
-  private VerbsOp pendingRequest(int reqId) {
+  VerbsOp pendingRequest(int reqId) {
     if (reqId <= 0) {
       return null;
     }
@@ -674,7 +678,7 @@ final class VerbsConnection implements Connection {
    * whose payload stays exposed through a memory window (bound as the announcement is posted)
    * until the transfer is over.
    */
-  private void prepare(VerbsOp op, byte eager, byte rendezvous, Buffer payload,
+  private void prepare(VerbsOp op, byte eager, byte announcement, Buffer payload,
       boolean forResponse) {
     op.flags = 0;
     if (payload.readableBytes() <= VerbsTransport.EAGER_SIZE) {
@@ -683,24 +687,7 @@ final class VerbsConnection implements Connection {
       op.length = payload.readableBytes();
       return;
     }
-    VerbsTransport.MrInfo mr = transport.mr(payload);
-    VerbsWindows.Window w;
-    try {
-      w = windows.open(forResponse, op.reqId, payload, System.nanoTime() + ioTimeoutNanos,
-          displaced);
-    } catch (NativeIoException e) {
-      throw new IllegalStateException("verbs connection to " + remote + ": no memory window for"
-          + " a rendezvous: " + e.getMessage(), e);
-    }
-    if (displaced[0] != null) {
-      invalidateLocally(displaced[0]); // a stale id from a timed-out exchange: abandoned
-      displaced[0] = null;
-    }
-    op.type = rendezvous;
-    op.payload = null;
-    op.window = w;
-    op.length = payload.readableBytes();
-    op.address = mr.addr() + payload.slabOffset() + payload.nio().position();
+    rendezvous.announce(op, announcement, payload, forResponse);
   }
 
   private void sendResponse(int reqId, Buffer response) {
@@ -721,9 +708,9 @@ final class VerbsConnection implements Connection {
     VerbsOp op = spare(VerbsOp.MESSAGE);
     op.reqId = reqId;
     if (payload.readableBytes() > VerbsTransport.EAGER_SIZE
-        && windows.exposed() >= windows.limit()) {
+        && rendezvous.exposed() >= rendezvous.limit()) {
       payload.release();
-      protocolError("it left " + windows.exposed() + " rendezvous payloads unacknowledged"
+      protocolError("it left " + rendezvous.exposed() + " rendezvous payloads unacknowledged"
           + " (RNDV_DONE), the most one connection may hold");
       return;
     }
@@ -779,7 +766,7 @@ final class VerbsConnection implements Connection {
    * Ends a user operation (request or one-sided): out of the table of operations in flight and
    * of the in-flight count, then its completion is called. Once only; later calls do nothing.
    */
-  private void finishOp(VerbsOp op, Object result, Throwable failure) {
+  void finishOp(VerbsOp op, Object result, Throwable failure) {
     Completion<?> c = op.completion;
     if (c == null) {
       return;
@@ -946,15 +933,7 @@ final class VerbsConnection implements Connection {
       }
       receiveRing.released();
     }
-    while (!rendezvousWaiting.isEmpty()) {
-      VerbsOp op = rendezvousWaiting.peek();
-      op.local = transport.bufferPool().allocate(op.length);
-      if (op.local == null) {
-        break;
-      }
-      rendezvousWaiting.poll();
-      rdmaBacklog.add(op);
-    }
+    rendezvous.retryWaiting();
     pump();
   }
 
@@ -1002,7 +981,7 @@ final class VerbsConnection implements Connection {
       case VerbsOp.BIND:
         break;
       case VerbsOp.LOCAL_INV:
-        windows.closed(op.window);
+        rendezvous.invalidated(op.window);
         recycle(op);
         break;
       case VerbsOp.MESSAGE:
@@ -1017,7 +996,7 @@ final class VerbsConnection implements Connection {
         finishOp(op, null, null);
         break;
       case VerbsOp.RNDV_READ:
-        onRendezvousRead(op);
+        rendezvous.onRead(op);
         break;
       default:
         throw new IllegalStateException("unknown verbs op kind " + op.kind);
@@ -1046,7 +1025,7 @@ final class VerbsConnection implements Connection {
     }
   }
 
-  private void failRdma(VerbsOp op, Throwable cause) {
+  void failRdma(VerbsOp op, Throwable cause) {
     if (op.kind == VerbsOp.LOCAL_INV) {
       recycle(op); // the window keeps its payload until windows.destroy() in finish()
       return;
@@ -1128,17 +1107,13 @@ final class VerbsConnection implements Connection {
             VerbsHeader.rkey(ring, at), VerbsHeader.address(ring, at))) {
           break; // the test plays a peer that never reads
         }
-        startRendezvous(type == VerbsHeader.RESPONSE_RNDV, reqId, length,
+        rendezvous.announced(type == VerbsHeader.RESPONSE_RNDV, reqId, length,
             VerbsHeader.rkey(ring, at), VerbsHeader.address(ring, at));
         break;
       }
-      case VerbsHeader.RNDV_DONE: {
-        VerbsWindows.Window w = windows.done(VerbsHeader.flags(ring, at) == 1, reqId);
-        if (w != null) {
-          invalidateLocally(w);
-        }
+      case VerbsHeader.RNDV_DONE:
+        rendezvous.onDone(VerbsHeader.flags(ring, at) == 1, reqId);
         break;
-      }
       case VerbsHeader.CREDIT:
         break;
       case VerbsHeader.REVOKE: {
@@ -1179,21 +1154,6 @@ final class VerbsConnection implements Connection {
         what);
     closeConnection(new ConnectionClosedException("verbs connection to " + remote
         + " closed: protocol violation by the peer: " + what));
-  }
-
-  /**
-   * The transfer through {@code w} is over (acknowledged, abandoned or expired): this side
-   * invalidates the window, and the payload returns when that completes. Not by the peer's SEND
-   * with invalidate: in the lane rxe's receive completions did not report one as
-   * IBV_WC_WITH_INV, and invalidating a window twice took the rdma_rxe driver of Linux 6.1 down
-   * (NULL dereference in rxe_invalidate_mw), so the key's end is in this side's hands only.
-   */
-  private void invalidateLocally(VerbsWindows.Window w) {
-    localInvalidations.incrementAndGet();
-    w.invalidating = true;
-    VerbsOp op = spare(VerbsOp.LOCAL_INV);
-    op.window = w;
-    rdmaBacklog.add(op);
   }
 
   private void repost(int slot) {
@@ -1245,57 +1205,7 @@ final class VerbsConnection implements Connection {
     return true;
   }
 
-  private void startRendezvous(boolean forResponse, int reqId, int length, int rkey,
-      long address) {
-    if (forResponse && pendingRequest(reqId) == null) {
-      // Timed out here: tell the peer to let go of its buffer without reading it.
-      messageBacklog.add(rendezvousDone(true, reqId, rkey));
-      return;
-    }
-    VerbsOp op = spare(VerbsOp.RNDV_READ);
-    op.forResponse = forResponse;
-    op.reqId = reqId;
-    op.length = length;
-    op.remoteAddress = address;
-    op.remoteKey = rkey;
-    op.local = transport.bufferPool().allocate(length);
-    if (op.local == null) {
-      rendezvousWaiting.add(op);
-    } else {
-      rdmaBacklog.add(op);
-    }
-  }
-
-  private void onRendezvousRead(VerbsOp op) {
-    Buffer payload = op.local;
-    op.local = null;
-    boolean forResponse = op.forResponse;
-    int reqId = op.reqId;
-    int length = op.length;
-    int rkey = op.remoteKey;
-    recycle(op);
-    payload.nio().clear().limit(length);
-    messageBacklog.add(rendezvousDone(forResponse, reqId, rkey));
-    if (forResponse) {
-      VerbsOp pending = pendingRequest(reqId);
-      if (pending == null) {
-        payload.release();
-        return;
-      }
-      finishOp(pending, payload, null);
-    } else {
-      deliverRequest(reqId, payload);
-    }
-  }
-
-  /** RNDV_DONE: the peer may invalidate its window {@code rkey} and let go of the payload. */
-  private VerbsOp rendezvousDone(boolean forResponse, int reqId, int rkey) {
-    VerbsOp done = message(VerbsHeader.RNDV_DONE, forResponse ? 1 : 0, reqId, null);
-    done.rkey = rkey; // for the peer's diagnostics; it invalidates by its own record
-    return done;
-  }
-
-  private void deliverRequest(int reqId, Buffer request) {
+  void deliverRequest(int reqId, Buffer request) {
     RequestHandler handler = listener == null ? null : listener.handler();
     if (handler == null) {
       request.release();
@@ -1339,11 +1249,7 @@ final class VerbsConnection implements Connection {
     if (state != OPEN) {
       return;
     }
-    VerbsWindows.Window stale;
-    while ((stale = windows.expired(now)) != null) {
-      // The peer neither read nor acknowledged within the io timeout: its key dies now.
-      invalidateLocally(stale);
-    }
+    rendezvous.expire(now); // the peer neither read nor acknowledged within the io timeout
     VerbsOp expired = null;
     for (VerbsOp op : active) {
       if (op == null || now - op.deadlineNanos <= 0) {
@@ -1422,9 +1328,7 @@ final class VerbsConnection implements Connection {
     while ((op = rdmaBacklog.poll()) != null) {
       failRdma(op, closed);
     }
-    while ((op = rendezvousWaiting.poll()) != null) {
-      failRdma(op, closed);
-    }
+    rendezvous.dropWaiting(closed);
   }
 
   /** Destroys the QP and id, then releases every buffer still held. */
@@ -1437,7 +1341,7 @@ final class VerbsConnection implements Connection {
     // Windows before the QP: a bound type 2 window holds a reference to its QP, and rdma_rxe
     // (Linux 6.1) waits for it for tens of seconds when destroying the QP (seen in the lane).
     // Deallocating a window invalidates it; its payload goes back to the pool here.
-    NativeIoException windowFailure = windows.destroy();
+    NativeIoException windowFailure = rendezvous.destroy();
     if (windowFailure != null) {
       transport.logTeardownProblem(windowFailure);
     }

@@ -7,9 +7,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -36,10 +34,10 @@ import org.slf4j.LoggerFactory;
 /**
  * One RC queue pair, set up by rdma_cm, and the protocol spoken on it (see {@link VerbsHeader}).
  *
- * <p>Flow control ({@link VerbsCredits}): each side pre-posts {@code recvDepth} receives (pool
- * buffers of {@link VerbsTransport#EAGER_SIZE} plus a header slot) and tells the peer that
- * number in the connection's private data. The depth is the transport's, or less when the
- * receive rings' share of the pool is nearly used up ({@link VerbsTransport#reserveRing}).
+ * <p>Flow control ({@link VerbsCredits}, {@link VerbsSendQueue}): each side pre-posts
+ * {@code recvDepth} receives ({@link VerbsRing}) and tells the peer that number in the
+ * connection's private data. The depth is the transport's, or less when the receive rings' share
+ * of the pool is nearly used up ({@link VerbsTransport#reserveRing}).
  *
  * <p>Large messages go by rendezvous ({@link VerbsRendezvous}): the payload is read by the peer
  * through a memory window bound to exactly its bytes.
@@ -68,7 +66,6 @@ final class VerbsConnection implements Connection {
   static final int CLOSED = 3;
 
   private static final Logger LOG = LoggerFactory.getLogger(VerbsConnection.class);
-  private static final long RECV_FLAG = 0x8000_0000L;
   /** Loop-made message objects kept for reuse. */
   private static final int SPARE_MESSAGES = 64;
   /** Regions a peer may revoke on one connection; one more closes it (a revoke flood). */
@@ -118,19 +115,12 @@ final class VerbsConnection implements Connection {
   private int sendDepth;
   /** Receive slots and every header slot (the receive ring, {@link VerbsRing}). */
   private final VerbsRing receiveRing;
-  private final VerbsOp[] sendOps;
-  private final int[] freeSend;
-  private int freeSendTop;
-  private int postedWrs;
+  /** Posting and send completions ({@link VerbsSendQueue}). */
+  private final VerbsSendQueue sendQueue;
 
   // ---- flow control (loop) ----
   private final VerbsCredits credits = new VerbsCredits();
   private final ArrayDeque<VerbsOp> messageBacklog = new ArrayDeque<>();
-  private final ArrayDeque<VerbsOp> rdmaBacklog = new ArrayDeque<>();
-  /** Posted as often as needed: a CREDIT message carries nothing of its own. */
-  private final VerbsOp creditMessage = VerbsOp.control(VerbsHeader.CREDIT, 0);
-  /** Stands in the send queue for window binds (their completions need no object). */
-  private final VerbsOp bindMarker = new VerbsOp(VerbsOp.BIND);
   private final ArrayDeque<VerbsOp> spareMessages = new ArrayDeque<>();
 
   // ---- operations in flight (loop) ----
@@ -175,8 +165,6 @@ final class VerbsConnection implements Connection {
     int maxRecv = transport.recvDepth();
     int maxSend = VerbsRing.sendDepth(maxInflight, maxRecv);
     this.receiveRing = new VerbsRing(transport, maxRecv);
-    this.sendOps = new VerbsOp[maxSend];
-    this.freeSend = new int[maxSend];
     this.active = new VerbsOp[maxInflight];
     this.freeActive = new int[maxInflight];
     for (int i = maxInflight - 1; i >= 0; i--) {
@@ -187,6 +175,8 @@ final class VerbsConnection implements Connection {
     this.spareRequests = new SpareObjects<>(maxInflight, () -> new VerbsOp(VerbsOp.REQUEST));
     this.answers = new AnswerSlots<>(listener == null ? 1 : maxInflight, VerbsAnswer::new);
     this.rendezvous = new VerbsRendezvous(this, transport, maxInflight, ioTimeoutNanos);
+    this.sendQueue = new VerbsSendQueue(this, transport, credits, receiveRing, rendezvous,
+        messageBacklog, maxSend);
   }
 
   // ======================================================================================
@@ -408,7 +398,7 @@ final class VerbsConnection implements Connection {
   }
 
   /** A request's operation and message are both over: keep the object for a later request. */
-  private void recycleRequest(VerbsOp op) {
+  void recycleRequest(VerbsOp op) {
     op.clear();
     spareRequests.give(op);
   }
@@ -482,10 +472,7 @@ final class VerbsConnection implements Connection {
     recvDepth = receiveRing.take(remote, maxInflight);
     credits.ownWindow(recvDepth);
     sendDepth = VerbsRing.sendDepth(maxInflight, recvDepth);
-    for (int i = 0; i < sendDepth; i++) {
-      freeSend[i] = sendDepth - 1 - i;
-    }
-    freeSendTop = sendDepth;
+    sendQueue.init(recvDepth, sendDepth);
     transport.reserveCq(recvDepth + sendDepth);
     cqReserved = true;
     VerbsNatives.createQp(transport.ctx(), cmId, sendDepth, recvDepth);
@@ -632,7 +619,7 @@ final class VerbsConnection implements Connection {
 
   /** Queues an RDMA work request (posted as send-queue slots allow). */
   void queueRdma(VerbsOp op) {
-    rdmaBacklog.add(op);
+    sendQueue.queueRdma(op);
   }
 
   /** A loop-made operation is over. */
@@ -758,7 +745,7 @@ final class VerbsConnection implements Connection {
     int slot = freeActive[--freeActiveCount];
     active[slot] = op;
     op.slot = slot;
-    rdmaBacklog.add(op);
+    sendQueue.queueRdma(op);
     pump();
   }
 
@@ -793,132 +780,12 @@ final class VerbsConnection implements Connection {
     if (state != OPEN) {
       return;
     }
-    while (!rdmaBacklog.isEmpty() && freeSendTop > 0) {
-      VerbsOp op = rdmaBacklog.poll();
-      if (op.isUser() && op.isDone()) {
-        continue; // timed out while queued
-      }
-      if (!postRdma(op)) {
-        return;
-      }
-    }
-    while (!messageBacklog.isEmpty() && freeSendTop > 1 && credits.canSendMessage()) {
-      if (!postMessage(messageBacklog.poll())) {
-        return;
-      }
-    }
-    if (freeSendTop > 0 && credits.creditMessageDue(!messageBacklog.isEmpty())) {
-      postMessage(creditMessage);
-    }
-  }
-
-  private long wrId(int slot, boolean recv) {
-    return ((long) connId << 32) | (recv ? RECV_FLAG : 0L) | slot;
-  }
-
-  private boolean postMessage(VerbsOp op) {
-    if (op.window != null && !bindWindow(op)) {
-      return false;
-    }
-    int slot = freeSend[--freeSendTop];
-    int header = recvDepth + slot;
-    int returned = op.rawCredits >= 0 ? op.rawCredits : credits.toReturn();
-    VerbsHeader.write(receiveRing.headers(header), VerbsRing.headerAt(header), op.type,
-        op.flags, returned, op.reqId, op.length, op.rkey, op.address);
-    long addr = 0;
-    int len = 0;
-    int lkey = 0;
-    if (op.payload != null && op.payload.readableBytes() > 0) {
-      VerbsTransport.MrInfo mr = transport.mr(op.payload);
-      addr = mr.addr() + op.payload.slabOffset() + op.payload.nio().position();
-      len = op.payload.readableBytes();
-      lkey = mr.lkey();
-    }
-    int rc = VerbsNatives.postSend(cmId, wrId(slot, false), receiveRing.headerAddress(header),
-        VerbsHeader.BYTES, receiveRing.headerLkey(header), addr, len, lkey);
-    if (rc != 0) {
-      freeSend[freeSendTop++] = slot;
-      messageOver(op);
-      closeConnection(new ConnectionClosedException("verbs connection to " + remote
-          + ": ibv_post_send failed: errno " + -rc));
-      return false;
-    }
-    credits.sent(op.rawCredits >= 0 ? 0 : returned);
-    sendOps[slot] = op;
-    postedWrs++;
-    return true;
-  }
-
-  /**
-   * Binds the window of a rendezvous announcement to exactly its payload (remote read only),
-   * ahead of the announcement in the same send queue, and puts the new key in the message.
-   */
-  private boolean bindWindow(VerbsOp op) {
-    VerbsWindows.Window w = op.window;
-    op.window = null;
-    int slot = freeSend[--freeSendTop];
-    VerbsTransport.MrInfo mr = transport.mr(w.payload);
-    long rkey = VerbsNatives.postBind(cmId, wrId(slot, false), w.handle, mr.handle(),
-        op.address, op.length, VerbsNatives.ACCESS_REMOTE_READ);
-    if (rkey < 0) {
-      freeSend[freeSendTop++] = slot;
-      messageOver(op);
-      closeConnection(new ConnectionClosedException("verbs connection to " + remote
-          + ": binding a memory window failed: errno " + -rkey));
-      return false;
-    }
-    w.rkey = (int) rkey;
-    op.rkey = (int) rkey;
-    sendOps[slot] = bindMarker;
-    postedWrs++;
-    return true;
-  }
-
-  private boolean postLocalInvalidate(VerbsOp op) {
-    int slot = freeSend[--freeSendTop];
-    int rc = VerbsNatives.postLocalInv(cmId, wrId(slot, false), op.window.rkey);
-    if (rc != 0) {
-      freeSend[freeSendTop++] = slot;
-      recycle(op);
-      closeConnection(new ConnectionClosedException("verbs connection to " + remote
-          + ": invalidating a memory window failed: errno " + -rc));
-      return false;
-    }
-    sendOps[slot] = op;
-    postedWrs++;
-    return true;
-  }
-
-  private boolean postRdma(VerbsOp op) {
-    if (op.kind == VerbsOp.LOCAL_INV) {
-      return postLocalInvalidate(op);
-    }
-    int slot = freeSend[--freeSendTop];
-    VerbsTransport.MrInfo mr = transport.mr(op.local);
-    long addr = mr.addr() + op.local.slabOffset() + op.localPosition;
-    boolean read = op.kind != VerbsOp.USER_WRITE;
-    int rc = VerbsNatives.postRdma(cmId, wrId(slot, false), read, addr, op.length, mr.lkey(),
-        op.remoteAddress, op.remoteKey);
-    if (rc != 0) {
-      freeSend[freeSendTop++] = slot;
-      ConnectionClosedException e = new ConnectionClosedException("verbs connection to "
-          + remote + ": ibv_post_send failed: errno " + -rc);
-      failRdma(op, e);
-      closeConnection(e);
-      return false;
-    }
-    sendOps[slot] = op;
-    postedWrs++;
-    return true;
+    sendQueue.pump();
   }
 
   /** Posts receive slot i; 0 or -errno. */
   private int postReceive(int i) {
-    int rc = receiveRing.post(cmId, wrId(i, true), i);
-    if (rc == 0) {
-      postedWrs++;
-    }
-    return rc;
+    return receiveRing.post(cmId, VerbsSendQueue.wrId(connId, i, true), i);
   }
 
   /** Delivers receives that waited for pool memory, retries rendezvous reads waiting for it. */
@@ -939,90 +806,27 @@ final class VerbsConnection implements Connection {
 
   void onCompletion(long wrId, int status, int byteLen, int vendorStatus) {
     int slot = (int) (wrId & 0x7fff_ffffL);
-    if ((wrId & RECV_FLAG) != 0) {
+    if ((wrId & VerbsSendQueue.RECV_FLAG) != 0) {
       onReceive(slot, status, byteLen, vendorStatus);
     } else {
-      onSendCompletion(slot, status, vendorStatus);
+      sendQueue.onCompletion(slot, status, vendorStatus);
     }
-    if (state == CLOSING && postedWrs == 0) {
+    if (state == CLOSING && postedWrs() == 0) {
       finish();
     }
   }
 
-  private TransportException completionError(int status, int vendorStatus) {
+  /** Work requests posted and not completed yet. */
+  private int postedWrs() {
+    return sendQueue.posted() + receiveRing.posted();
+  }
+
+  TransportException completionError(int status, int vendorStatus) {
     if (status == VerbsNatives.WC_FLUSHED) {
       return closeCauseOrDefault();
     }
     return new ConnectionClosedException("verbs connection to " + remote + ": work request "
         + "failed: " + VerbsNatives.wcStatusText(vendorStatus));
-  }
-
-  private void onSendCompletion(int slot, int status, int vendorStatus) {
-    if (slot >= sendDepth || sendOps[slot] == null) {
-      return;
-    }
-    VerbsOp op = sendOps[slot];
-    sendOps[slot] = null;
-    freeSend[freeSendTop++] = slot;
-    postedWrs--;
-    if (status != VerbsNatives.WC_SUCCESS) {
-      TransportException cause = completionError(status, vendorStatus);
-      if (op.kind == VerbsOp.MESSAGE || op.kind == VerbsOp.REQUEST) {
-        messageOver(op);
-      } else if (op.kind != VerbsOp.BIND && op.kind != VerbsOp.LOCAL_INV) {
-        failRdma(op, cause);
-      } else if (op.kind == VerbsOp.LOCAL_INV) {
-        recycle(op); // the window keeps its payload until windows.destroy() in finish()
-      }
-      closeConnection(cause);
-      return;
-    }
-    switch (op.kind) {
-      case VerbsOp.BIND:
-        break;
-      case VerbsOp.LOCAL_INV:
-        rendezvous.invalidated(op.window);
-        recycle(op);
-        break;
-      case VerbsOp.MESSAGE:
-      case VerbsOp.REQUEST:
-        messageOver(op);
-        break;
-      case VerbsOp.USER_READ:
-        op.local.nio().position(op.localPosition + op.length);
-        finishOp(op, null, null);
-        break;
-      case VerbsOp.USER_WRITE:
-        finishOp(op, null, null);
-        break;
-      case VerbsOp.RNDV_READ:
-        rendezvous.onRead(op);
-        break;
-      default:
-        throw new IllegalStateException("unknown verbs op kind " + op.kind);
-    }
-    pump();
-  }
-
-  /**
-   * A message was sent, or will not be: its eager payload is released, and the object goes
-   * back to its pool unless something else still holds it (the shared CREDIT message; a
-   * request still waiting for its response).
-   */
-  private void messageOver(VerbsOp op) {
-    Buffer p = op.payload;
-    op.payload = null;
-    if (p != null) {
-      p.release();
-    }
-    if (op.kind == VerbsOp.REQUEST) {
-      op.messageLive = false;
-      if (op.isDone()) {
-        recycleRequest(op);
-      }
-    } else if (op != creditMessage) {
-      recycle(op);
-    }
   }
 
   void failRdma(VerbsOp op, Throwable cause) {
@@ -1051,7 +855,6 @@ final class VerbsConnection implements Connection {
     if (!receiveRing.completed(slot)) {
       return;
     }
-    postedWrs--;
     if (status != VerbsNatives.WC_SUCCESS) {
       closeConnection(completionError(status, vendorStatus));
       return;
@@ -1271,7 +1074,7 @@ final class VerbsConnection implements Connection {
           op.timedOut = true;
         }
       }
-      if (rdmaBacklog.remove(expired)) {
+      if (sendQueue.unqueueRdma(expired)) {
         finishOp(expired, null, timeout(expired));
       }
       closeConnection(timeout(expired));
@@ -1314,20 +1117,14 @@ final class VerbsConnection implements Connection {
         finishOp(op, null, closed);
       }
     }
-    if (postedWrs == 0 || wasConnecting) {
+    if (postedWrs() == 0 || wasConnecting) {
       finish();
     }
   }
 
   /** Releases and fails what was never posted. */
   private void dropBacklogs(TransportException closed) {
-    VerbsOp op;
-    while ((op = messageBacklog.poll()) != null) {
-      messageOver(op);
-    }
-    while ((op = rdmaBacklog.poll()) != null) {
-      failRdma(op, closed);
-    }
+    sendQueue.dropBacklogs(closed);
     rendezvous.dropWaiting(closed);
   }
 
@@ -1352,27 +1149,13 @@ final class VerbsConnection implements Connection {
       cmId = 0;
     }
     // The QP is gone: nothing will touch these buffers any more.
-    List<VerbsOp> posted = new ArrayList<>();
-    for (int i = 0; i < sendDepth; i++) {
-      if (sendOps[i] != null) {
-        posted.add(sendOps[i]);
-        sendOps[i] = null;
-      }
-    }
-    for (VerbsOp op : posted) {
-      if (op.kind == VerbsOp.MESSAGE || op.kind == VerbsOp.REQUEST) {
-        messageOver(op);
-      } else if (op.kind != VerbsOp.BIND) {
-        failRdma(op, closed);
-      }
-    }
+    sendQueue.finish(closed);
     dropBacklogs(closed);
     for (VerbsOp op : active) {
       if (op != null) {
         finishOp(op, null, op.timedOut ? timeout(op) : closed);
       }
     }
-    postedWrs = 0;
     receiveRing.finish(qpGone);
     if (cqReserved) {
       transport.releaseCq(recvDepth + sendDepth);

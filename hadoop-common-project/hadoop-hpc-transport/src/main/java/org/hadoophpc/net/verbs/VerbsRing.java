@@ -54,6 +54,8 @@ final class VerbsRing {
   /** Ring bytes reserved from the transport's budget (returned in {@link #finish}). */
   private long reserved;
   private final boolean[] posted;
+  /** Receives posted and not completed yet. */
+  private int postedCount;
   /** Receive slots whose message waits for pool memory before it can be delivered. */
   private final ArrayDeque<Integer> held = new ArrayDeque<>();
 
@@ -191,7 +193,13 @@ final class VerbsRing {
       return rc;
     }
     posted[i] = true;
+    postedCount++;
     return 0;
+  }
+
+  /** Receives posted and not completed yet. */
+  int posted() {
+    return postedCount;
   }
 
   /** A receive completed: true when slot {@code i} was posted (it no longer is). */
@@ -200,6 +208,7 @@ final class VerbsRing {
       return false;
     }
     posted[i] = false;
+    postedCount--;
     return true;
   }
 
@@ -229,6 +238,7 @@ final class VerbsRing {
       posted[i] = false;
     }
     held.clear();
+    postedCount = 0;
     if (qpGone) {
       release();
     } else {

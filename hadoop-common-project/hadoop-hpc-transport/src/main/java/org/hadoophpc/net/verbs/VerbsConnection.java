@@ -7,14 +7,11 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.HashSet;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.hadoophpc.nativeio.NativeIoException;
 import org.hadoophpc.net.AnswerSlots;
@@ -42,12 +39,11 @@ import org.slf4j.LoggerFactory;
  * <p>Large messages go by rendezvous ({@link VerbsRendezvous}): the payload is read by the peer
  * through a memory window bound to exactly its bytes.
  *
- * <p>Everything a peer sends is checked before it is used: returned credits against what the
- * peer can owe, rendezvous lengths against {@code max.message.size}, received lengths against
- * the header, revocations against {@link #MAX_REVOKED}. A peer breaking a rule is closed with
- * one WARN line naming the rule ({@link #protocolError}); the other connections go on.
+ * <p>Everything a peer sends is checked before it is used ({@link VerbsInbound}). A peer
+ * breaking a rule is closed with one WARN line naming the rule ({@link #protocolError}); the
+ * other connections go on.
  *
- * <p>Threading: every field except {@link #state}, {@link #inflight}, the outbox and the
+ * <p>Threading: every field except {@link #state}, the in-flight count, the outbox and the
  * spare request objects belongs to the transport's event loop. Public methods may be called
  * from any thread; they check limits and hand work to the loop through {@link #outbox} (a
  * bounded queue, then the transport's ready queue), so a call costs no task object.
@@ -80,14 +76,13 @@ final class VerbsConnection implements Connection {
   volatile int state = CONNECTING;
   /** Set by {@link #close()} at once, so the caller sees the connection closed on return. */
   private volatile boolean closeRequested;
-  private final AtomicInteger inflight = new AtomicInteger();
   private final int maxInflight;
   private final int maxMessageSize;
   private final long ioTimeoutNanos;
 
   /**
    * User operations for the loop. Cannot overflow: it holds only operations counted in
-   * {@link #inflight}, at most {@code max.inflight}.
+   * {@link #inflightOps}, at most {@code max.inflight}.
    */
   private final ArrayBlockingQueue<VerbsOp> outbox;
   /**
@@ -123,21 +118,13 @@ final class VerbsConnection implements Connection {
   private final ArrayDeque<VerbsOp> messageBacklog = new ArrayDeque<>();
   private final ArrayDeque<VerbsOp> spareMessages = new ArrayDeque<>();
 
-  // ---- operations in flight (loop) ----
-  /** Requests and one-sided operations in flight, by slot; a request's id names its slot. */
-  private final VerbsOp[] active;
-  private final int[] freeActive;
-  private int freeActiveCount;
-  private int requestSequence;
+  // ---- operations in flight, large messages, what the peer sends (loop) ----
+  /** User operations until each ends ({@link VerbsInflight}); its count on any thread. */
+  private final VerbsInflight inflightOps;
   /** Large messages, both directions ({@link VerbsRendezvous}). */
   private final VerbsRendezvous rendezvous;
-  /**
-   * Keys of the peer's regions it unexposed, so later operations on them fail here instead of
-   * as a remote access error that would take the queue pair down (the peer deregisters the
-   * region, so the hardware refuses them as well). At most {@link #MAX_REVOKED}: a peer
-   * revoking more is closed.
-   */
-  private final Set<Long> revoked = new HashSet<>();
+  /** Receive completions: checks and dispatch ({@link VerbsInbound}). */
+  private final VerbsInbound inbound;
 
   // ---- test hooks (playing a hostile peer) ----
   /** Tests: sees every rendezvous announcement; false = ignore it (never read, never ack). */
@@ -165,11 +152,7 @@ final class VerbsConnection implements Connection {
     int maxRecv = transport.recvDepth();
     int maxSend = VerbsRing.sendDepth(maxInflight, maxRecv);
     this.receiveRing = new VerbsRing(transport, maxRecv);
-    this.active = new VerbsOp[maxInflight];
-    this.freeActive = new int[maxInflight];
-    for (int i = maxInflight - 1; i >= 0; i--) {
-      freeActive[freeActiveCount++] = i;
-    }
+    this.inflightOps = new VerbsInflight(this, transport, maxInflight);
     this.outbox = new ArrayBlockingQueue<>(maxInflight);
     this.answerOutbox = new ArrayBlockingQueue<>(maxInflight + 8);
     this.spareRequests = new SpareObjects<>(maxInflight, () -> new VerbsOp(VerbsOp.REQUEST));
@@ -177,6 +160,7 @@ final class VerbsConnection implements Connection {
     this.rendezvous = new VerbsRendezvous(this, transport, maxInflight, ioTimeoutNanos);
     this.sendQueue = new VerbsSendQueue(this, transport, credits, receiveRing, rendezvous,
         messageBacklog, maxSend);
+    this.inbound = new VerbsInbound(this, receiveRing, credits, rendezvous);
   }
 
   // ======================================================================================
@@ -195,19 +179,7 @@ final class VerbsConnection implements Connection {
 
   @Override
   public int inFlight() {
-    return inflight.get();
-  }
-
-  private boolean acquire() {
-    while (true) {
-      int n = inflight.get();
-      if (n >= maxInflight) {
-        return false;
-      }
-      if (inflight.compareAndSet(n, n + 1)) {
-        return true;
-      }
-    }
+    return inflightOps.count();
   }
 
   private void checkSize(int length) {
@@ -230,14 +202,14 @@ final class VerbsConnection implements Connection {
       Completions.fail(completion, closedNow());
       return true;
     }
-    if (!acquire()) {
+    if (!inflightOps.acquire()) {
       return false;
     }
     Buffer payload = request;
     if (request.pool() != transport.bufferPool()) {
       payload = transport.copyIntoPool(request);
       if (payload == null) {
-        inflight.decrementAndGet();
+        inflightOps.unacquire();
         return false;
       }
       request.release();
@@ -301,7 +273,7 @@ final class VerbsConnection implements Connection {
       Completions.succeed(completion, null); // nothing to move; no work request
       return true;
     }
-    if (!acquire()) {
+    if (!inflightOps.acquire()) {
       return false;
     }
     VerbsOp op = new VerbsOp(kind);
@@ -374,7 +346,7 @@ final class VerbsConnection implements Connection {
   @Override
   public String toString() {
     return "VerbsConnection[" + connId + ", " + remote + ", state=" + state + ", inflight="
-        + inflight.get() + "]";
+        + inflightOps.count() + "]";
   }
 
   // ======================================================================================
@@ -612,6 +584,10 @@ final class VerbsConnection implements Connection {
     return op;
   }
 
+  VerbsTransport transport() {
+    return transport;
+  }
+
   /** Queues a message for the peer (sent as credits allow). */
   void queueMessage(VerbsOp op) {
     messageBacklog.add(op);
@@ -638,13 +614,7 @@ final class VerbsConnection implements Connection {
       finishOp(op, null, closeCauseOrDefault());
       return;
     }
-    int slot = freeActive[--freeActiveCount];
-    active[slot] = op;
-    op.slot = slot;
-    if (++requestSequence > (Integer.MAX_VALUE - slot) / maxInflight - 1) {
-      requestSequence = 1;
-    }
-    op.reqId = requestSequence * maxInflight + slot;
+    inflightOps.addRequest(op);
     prepare(op, VerbsHeader.REQUEST, VerbsHeader.REQUEST_RNDV, op.payload, false);
     op.messageLive = true;
     messageBacklog.add(op);
@@ -653,11 +623,7 @@ final class VerbsConnection implements Connection {
 
   /** The request op of {@code reqId}, or null (timed out, unknown). */
   VerbsOp pendingRequest(int reqId) {
-    if (reqId <= 0) {
-      return null;
-    }
-    VerbsOp op = active[reqId % maxInflight];
-    return op != null && op.kind == VerbsOp.REQUEST && op.reqId == reqId ? op : null;
+    return inflightOps.pendingRequest(reqId);
   }
 
   /**
@@ -737,42 +703,19 @@ final class VerbsConnection implements Connection {
       finishOp(op, null, closeCauseOrDefault());
       return;
     }
-    if (revoked.contains(op.regionKey)) {
+    if (inbound.revoked(op.regionKey)) {
       finishOp(op, null, new TransportException("verbs " + (op.kind == VerbsOp.USER_READ
           ? "read" : "write") + " of a region " + remote + " no longer exposes (unexposed)"));
       return;
     }
-    int slot = freeActive[--freeActiveCount];
-    active[slot] = op;
-    op.slot = slot;
+    inflightOps.add(op);
     sendQueue.queueRdma(op);
     pump();
   }
 
-  /**
-   * Ends a user operation (request or one-sided): out of the table of operations in flight and
-   * of the in-flight count, then its completion is called. Once only; later calls do nothing.
-   */
+  /** Ends a user operation, once ({@link VerbsInflight#finish}). */
   void finishOp(VerbsOp op, Object result, Throwable failure) {
-    Completion<?> c = op.completion;
-    if (c == null) {
-      return;
-    }
-    op.completion = null;
-    if (op.slot >= 0) {
-      active[op.slot] = null;
-      freeActive[freeActiveCount++] = op.slot;
-      op.slot = -1;
-    }
-    inflight.decrementAndGet();
-    if (op.kind == VerbsOp.REQUEST && !op.messageLive) {
-      recycleRequest(op);
-    }
-    if (failure == null) {
-      Completions.succeed(c, result);
-    } else {
-      Completions.fail(c, failure);
-    }
+    inflightOps.finish(op, result, failure);
   }
 
   /** Posts what credits and send-queue slots allow; returns credits when owed. */
@@ -807,7 +750,7 @@ final class VerbsConnection implements Connection {
   void onCompletion(long wrId, int status, int byteLen, int vendorStatus) {
     int slot = (int) (wrId & 0x7fff_ffffL);
     if ((wrId & VerbsSendQueue.RECV_FLAG) != 0) {
-      onReceive(slot, status, byteLen, vendorStatus);
+      inbound.onReceive(slot, status, byteLen, vendorStatus);
     } else {
       sendQueue.onCompletion(slot, status, vendorStatus);
     }
@@ -842,104 +785,7 @@ final class VerbsConnection implements Connection {
       recycle(op);
       return;
     }
-    finishOp(op, null, op.timedOut ? timeout(op) : cause);
-  }
-
-  private TransportTimeoutException timeout(VerbsOp op) {
-    return new TransportTimeoutException("verbs " + (op.kind == VerbsOp.USER_READ ? "read"
-        : "write") + " of " + op.length + " bytes on " + remote + " took longer than "
-        + transport.conf().ioTimeoutMs() + " ms (hadoop.hpc.transport.io.timeout)");
-  }
-
-  private void onReceive(int slot, int status, int byteLen, int vendorStatus) {
-    if (!receiveRing.completed(slot)) {
-      return;
-    }
-    if (status != VerbsNatives.WC_SUCCESS) {
-      closeConnection(completionError(status, vendorStatus));
-      return;
-    }
-    if (state == CLOSING || state == CLOSED) {
-      return; // arrived while closing: nothing of it is used
-    }
-    // CONNECTING too: the peer may send as soon as it is established, and its first message
-    // can complete here before our own ESTABLISHED event is read.
-    ByteBuffer ring = receiveRing.headers(slot);
-    int at = VerbsRing.headerAt(slot);
-    byte type = VerbsHeader.type(ring, at);
-    int reqId = VerbsHeader.reqId(ring, at);
-    if (byteLen < VerbsHeader.BYTES || byteLen > VerbsHeader.BYTES + VerbsTransport.EAGER_SIZE) {
-      protocolError("a message of " + byteLen + " bytes (" + VerbsHeader.BYTES + " .. "
-          + (VerbsHeader.BYTES + VerbsTransport.EAGER_SIZE) + " allowed)");
-      return;
-    }
-    int returned = VerbsHeader.credits(ring, at);
-    if (!credits.returned(returned)) {
-      protocolError("it returned " + returned + " credits while it could owe at most "
-          + credits.outstanding() + " (receive window " + credits.peerWindow() + ")");
-      return;
-    }
-
-    switch (type) {
-      case VerbsHeader.REQUEST:
-      case VerbsHeader.RESPONSE:
-      case VerbsHeader.FAILURE:
-        // The received length is kept in the (local, unused) reserved field of the header slot.
-        ring.putInt(at + 24, byteLen - VerbsHeader.BYTES);
-        if (!deliverEager(slot)) {
-          receiveRing.hold(slot);
-        }
-        pump();
-        return;
-      case VerbsHeader.REQUEST_RNDV:
-      case VerbsHeader.RESPONSE_RNDV: {
-        int length = VerbsHeader.length(ring, at);
-        if (length <= 0 || length > maxMessageSize) {
-          protocolError("a rendezvous of " + length + " bytes (1 .. hadoop.hpc.transport.max."
-              + "message.size=" + maxMessageSize + " allowed)");
-          return;
-        }
-        long address = VerbsHeader.address(ring, at);
-        if (address == 0 || wraps(address, length)) {
-          protocolError("a rendezvous of " + length + " bytes at 0x"
-              + Long.toUnsignedString(address, 16) + " (null or wrapping around)");
-          return;
-        }
-        RendezvousTap t = tap;
-        if (t != null && !t.announced(type == VerbsHeader.RESPONSE_RNDV, reqId, length,
-            VerbsHeader.rkey(ring, at), VerbsHeader.address(ring, at))) {
-          break; // the test plays a peer that never reads
-        }
-        rendezvous.announced(type == VerbsHeader.RESPONSE_RNDV, reqId, length,
-            VerbsHeader.rkey(ring, at), VerbsHeader.address(ring, at));
-        break;
-      }
-      case VerbsHeader.RNDV_DONE:
-        rendezvous.onDone(VerbsHeader.flags(ring, at) == 1, reqId);
-        break;
-      case VerbsHeader.CREDIT:
-        break;
-      case VerbsHeader.REVOKE: {
-        long key = VerbsHeader.address(ring, at);
-        if (!revoked.contains(key) && revoked.size() >= MAX_REVOKED) {
-          protocolError("it revoked more than " + MAX_REVOKED + " regions on one connection");
-          return;
-        }
-        revoked.add(key);
-        VerbsOp ack = message(VerbsHeader.REVOKE_ACK, 0, 0, null);
-        ack.address = key;
-        messageBacklog.add(ack);
-        break;
-      }
-      case VerbsHeader.REVOKE_ACK:
-        transport.revokeAcknowledged(VerbsHeader.address(ring, at));
-        break;
-      default:
-        protocolError("unknown message type " + type);
-        return;
-    }
-    repost(slot);
-    pump();
+    finishOp(op, null, op.timedOut ? inflightOps.timeout(op) : cause);
   }
 
   /** True when {@code base + length} (unsigned addresses, length >= 0) passes 2^64. */
@@ -952,14 +798,14 @@ final class VerbsConnection implements Connection {
    * closed (its pool memory returns in {@link #finish}); the transport's other connections are
    * not affected.
    */
-  private void protocolError(String what) {
+  void protocolError(String what) {
     LOG.warn("verbs: closing connection {} (peer {}): protocol violation: {}", connId, remote,
         what);
     closeConnection(new ConnectionClosedException("verbs connection to " + remote
         + " closed: protocol violation by the peer: " + what));
   }
 
-  private void repost(int slot) {
+  void repost(int slot) {
     if (state == CLOSING || state == CLOSED) {
       return;
     }
@@ -977,7 +823,7 @@ final class VerbsConnection implements Connection {
    * re-posts the slot. False when the pool has no buffer now: the slot stays held, so its
    * credit is not returned and the peer slows down until memory comes back.
    */
-  private boolean deliverEager(int slot) {
+  boolean deliverEager(int slot) {
     ByteBuffer ring = receiveRing.headers(slot);
     int at = VerbsRing.headerAt(slot);
     byte type = VerbsHeader.type(ring, at);
@@ -1053,31 +899,14 @@ final class VerbsConnection implements Connection {
       return;
     }
     rendezvous.expire(now); // the peer neither read nor acknowledged within the io timeout
-    VerbsOp expired = null;
-    for (VerbsOp op : active) {
-      if (op == null || now - op.deadlineNanos <= 0) {
-        continue;
-      }
-      if (op.kind == VerbsOp.REQUEST) {
-        finishOp(op, null, new TransportTimeoutException("verbs request to " + remote
-            + " got no response within " + transport.conf().ioTimeoutMs()
-            + " ms (hadoop.hpc.transport.io.timeout)"));
-      } else if (expired == null) {
-        expired = op;
-      }
-    }
+    VerbsOp expired = inflightOps.expire(now);
     if (expired != null) {
       // A one-sided transfer the HCA has not finished: the QP must go to error (flushing the
       // work request) before its buffer may be reused, so the connection goes down with it.
-      for (VerbsOp op : active) {
-        if (op != null && op.isUser() && now - op.deadlineNanos > 0) {
-          op.timedOut = true;
-        }
-      }
       if (sendQueue.unqueueRdma(expired)) {
-        finishOp(expired, null, timeout(expired));
+        finishOp(expired, null, inflightOps.timeout(expired));
       }
-      closeConnection(timeout(expired));
+      closeConnection(inflightOps.timeout(expired));
     }
   }
 
@@ -1112,11 +941,7 @@ final class VerbsConnection implements Connection {
     }
     TransportException closed = closeCauseOrDefault();
     dropBacklogs(closed);
-    for (VerbsOp op : active) {
-      if (op != null && op.kind == VerbsOp.REQUEST) {
-        finishOp(op, null, closed);
-      }
-    }
+    inflightOps.failRequests(closed);
     if (postedWrs() == 0 || wasConnecting) {
       finish();
     }
@@ -1151,11 +976,7 @@ final class VerbsConnection implements Connection {
     // The QP is gone: nothing will touch these buffers any more.
     sendQueue.finish(closed);
     dropBacklogs(closed);
-    for (VerbsOp op : active) {
-      if (op != null) {
-        finishOp(op, null, op.timedOut ? timeout(op) : closed);
-      }
-    }
+    inflightOps.failAll(closed);
     receiveRing.finish(qpGone);
     if (cqReserved) {
       transport.releaseCq(recvDepth + sendDepth);

@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -24,7 +23,6 @@ import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.SpareObjects;
 import org.hadoophpc.net.TransportException;
-import org.hadoophpc.net.TransportTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,17 +95,9 @@ final class VerbsConnection implements Connection {
   /** Requests received and not yet answered. */
   private final AnswerSlots<VerbsAnswer> answers;
 
-  // ---- set-up (loop) ----
-  CompletableFuture<Connection> connectFuture;
-  long connectDeadlineNanos;
-  private boolean hasQp;
-  private boolean cqReserved;
-  private boolean established;
-
-  // ---- queue pair resources (loop) ----
-  /** Chosen when the queue pair is set up; 0 before. */
-  private int recvDepth;
-  private int sendDepth;
+  // ---- queue pair and its resources (loop) ----
+  /** Set-up through rdma_cm and what it reserved ({@link VerbsSetUp}). */
+  final VerbsSetUp setUp;
   /** Receive slots and every header slot (the receive ring, {@link VerbsRing}). */
   private final VerbsRing receiveRing;
   /** Posting and send completions ({@link VerbsSendQueue}). */
@@ -161,6 +151,7 @@ final class VerbsConnection implements Connection {
     this.sendQueue = new VerbsSendQueue(this, transport, credits, receiveRing, rendezvous,
         messageBacklog, maxSend);
     this.inbound = new VerbsInbound(this, receiveRing, credits, rendezvous);
+    this.setUp = new VerbsSetUp(this, listener != null, credits, receiveRing, sendQueue);
   }
 
   // ======================================================================================
@@ -436,117 +427,6 @@ final class VerbsConnection implements Connection {
   // Set-up (loop)
   // ======================================================================================
 
-  /**
-   * Takes a receive ring from the pool (depth within the rings' budget), creates the QP and
-   * pre-posts every receive. On failure what was taken stays recorded for {@link #finish}.
-   */
-  void setUpQueuePair() throws java.io.IOException {
-    recvDepth = receiveRing.take(remote, maxInflight);
-    credits.ownWindow(recvDepth);
-    sendDepth = VerbsRing.sendDepth(maxInflight, recvDepth);
-    sendQueue.init(recvDepth, sendDepth);
-    transport.reserveCq(recvDepth + sendDepth);
-    cqReserved = true;
-    VerbsNatives.createQp(transport.ctx(), cmId, sendDepth, recvDepth);
-    hasQp = true;
-    for (int i = 0; i < recvDepth; i++) {
-      int rc = postReceive(i);
-      if (rc != 0) {
-        throw new NativeIoException("ibv_post_recv", -rc, "posting initial receives failed");
-      }
-    }
-  }
-
-  byte[] privateData() {
-    return VerbsHeader.privateData(recvDepth);
-  }
-
-  void onCmEvent(int type, int status, ByteBuffer rec, int at) {
-    switch (type) {
-      case VerbsNatives.CM_ADDR_RESOLVED:
-        try {
-          VerbsNatives.resolveRoute(cmId, transport.stepTimeoutMs());
-        } catch (NativeIoException e) {
-          failSetUp(new TransportException("verbs connect to " + remote + ": " + e.getMessage(),
-              e));
-        }
-        return;
-      case VerbsNatives.CM_ROUTE_RESOLVED:
-        try {
-          setUpQueuePair();
-          VerbsNatives.connect(transport.ctx(), cmId, privateData());
-        } catch (java.io.IOException e) {
-          failSetUp(new TransportException("verbs connect to " + remote + ": " + e.getMessage(),
-              e));
-        }
-        return;
-      case VerbsNatives.CM_ESTABLISHED:
-        onEstablished(rec, at);
-        return;
-      case VerbsNatives.CM_ADDR_ERROR:
-      case VerbsNatives.CM_ROUTE_ERROR:
-      case VerbsNatives.CM_UNREACHABLE:
-      case VerbsNatives.CM_REJECTED:
-      case VerbsNatives.CM_CONNECT_ERROR:
-        if (state == CONNECTING) {
-          String what = type == VerbsNatives.CM_REJECTED ? "refused" : "failed";
-          failSetUp(new TransportException("verbs connection to " + remote + " " + what + " ("
-              + VerbsNatives.cmEventName(type) + ", status " + status + ")"));
-        } else {
-          closeConnection(new ConnectionClosedException("verbs connection to " + remote
-              + " lost (" + VerbsNatives.cmEventName(type) + ")"));
-        }
-        return;
-      case VerbsNatives.CM_DISCONNECTED:
-        closeConnection(new ConnectionClosedException("verbs connection to " + remote
-            + " closed by the peer"));
-        return;
-      case VerbsNatives.CM_DEVICE_REMOVAL:
-        closeConnection(new ConnectionClosedException("verbs connection to " + remote
-            + ": RDMA device removed"));
-        return;
-      default:
-        return;
-    }
-  }
-
-  /** Passive side: remembers the peer's window before accepting. */
-  void setPeerCredits(int window) {
-    credits.peerWindow(window);
-  }
-
-  private void onEstablished(ByteBuffer rec, int at) {
-    if (state != CONNECTING) {
-      return;
-    }
-    if (listener == null) {
-      int window = VerbsHeader.creditsFromPrivateData(rec, at + VerbsNatives.CM_PRIVATE_DATA,
-          rec.getInt(at + VerbsNatives.CM_PRIVATE_DATA_LEN));
-      if (window <= 0) {
-        failSetUp(new TransportException("verbs connection to " + remote
-            + ": the peer does not speak hadoop-hpc verbs protocol " + VerbsHeader.VERSION));
-        return;
-      }
-      if (!VerbsCredits.validWindow(window)) {
-        failSetUp(new TransportException("verbs connection to " + remote + ": the peer "
-            + "announced " + window + " receive credits (at most "
-            + VerbsCredits.MAX_PEER_WINDOW + ")"));
-        return;
-      }
-      setPeerCredits(window);
-    }
-    established = true;
-    state = OPEN;
-    if (connectFuture != null) {
-      connectFuture.complete(this);
-    }
-    pump();
-  }
-
-  void failSetUp(TransportException cause) {
-    closeConnection(cause);
-  }
-
   void refreshRemoteAddress() {
     try {
       byte[] raw = VerbsNatives.peerAddress(cmId);
@@ -727,7 +607,7 @@ final class VerbsConnection implements Connection {
   }
 
   /** Posts receive slot i; 0 or -errno. */
-  private int postReceive(int i) {
+  int postReceive(int i) {
     return receiveRing.post(cmId, VerbsSendQueue.wrId(connId, i, true), i);
   }
 
@@ -883,12 +763,7 @@ final class VerbsConnection implements Connection {
   // ======================================================================================
 
   void checkTimeouts(long now) {
-    if (state == CONNECTING && connectFuture != null && now - connectDeadlineNanos > 0) {
-      TransportTimeoutException e = new TransportTimeoutException("verbs connect to " + remote
-          + " took longer than " + transport.conf().connectTimeoutMs()
-          + " ms (hadoop.hpc.transport.connect.timeout)");
-      connectFuture.completeExceptionally(e);
-      closeConnection(e);
+    if (setUp.connectTimedOut(now)) {
       return;
     }
     if (state == CLOSING && now - closeDeadlineNanos > 0) {
@@ -932,13 +807,7 @@ final class VerbsConnection implements Connection {
     closeCause = cause;
     closeDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
         VerbsTransport.CLOSE_GRACE_MS);
-    if (connectFuture != null && !connectFuture.isDone()) {
-      connectFuture.completeExceptionally(cause instanceof TransportException ? cause
-          : new TransportException("verbs connect to " + remote + " failed", cause));
-    }
-    if (hasQp && !wasConnecting) {
-      VerbsNatives.disconnect(cmId); // errors mean "already disconnected": nothing to do
-    }
+    setUp.closing(cause, wasConnecting);
     TransportException closed = closeCauseOrDefault();
     dropBacklogs(closed);
     inflightOps.failRequests(closed);
@@ -978,10 +847,7 @@ final class VerbsConnection implements Connection {
     dropBacklogs(closed);
     inflightOps.failAll(closed);
     receiveRing.finish(qpGone);
-    if (cqReserved) {
-      transport.releaseCq(recvDepth + sendDepth);
-      cqReserved = false;
-    }
+    boolean established = setUp.finish();
     loop.removeConnection(this);
     if (listener != null && established) {
       try {

@@ -427,7 +427,7 @@ final class VerbsEventLoop implements Runnable {
         VerbsConnection c = byCmId.get(id);
         if (c != null) {
           try {
-            c.onCmEvent(type, status, cmRecords, at);
+            c.setUp.onCmEvent(type, status, cmRecords, at);
           } catch (RuntimeException e) {
             connectionFailed(c, e);
           }

@@ -323,9 +323,8 @@ public final class VerbsTransport implements Transport {
       return;
     }
     VerbsConnection c = new VerbsConnection(this, connId, id, null, address);
-    c.connectFuture = future;
-    c.connectDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
-        conf.connectTimeoutMs());
+    c.setUp.connecting(future, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
+        conf.connectTimeoutMs()));
     loop.add(c);
   }
 
@@ -456,11 +455,11 @@ public final class VerbsTransport implements Transport {
     }
     VerbsConnection c = new VerbsConnection(this, connId, id, l, l.address());
     c.refreshRemoteAddress();
-    c.setPeerCredits(credits);
+    c.setUp.setPeerCredits(credits);
     loop.add(c);
     try {
-      c.setUpQueuePair();
-      VerbsNatives.accept(ctx, id, c.privateData(),
+      c.setUp.setUpQueuePair();
+      VerbsNatives.accept(ctx, id, c.setUp.privateData(),
           cmRecords.getShort(at + VerbsNatives.CM_RESPONDER_RESOURCES) & 0xffff,
           cmRecords.getShort(at + VerbsNatives.CM_INITIATOR_DEPTH) & 0xffff);
     } catch (IOException e) {

@@ -8,11 +8,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Objects;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.hadoophpc.nativeio.NativeIoException;
 import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Completion;
@@ -21,7 +18,6 @@ import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
-import org.hadoophpc.net.SpareObjects;
 import org.hadoophpc.net.TransportException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,12 +42,9 @@ import org.slf4j.LoggerFactory;
  * from any thread; they check limits and hand work to the loop through {@link #outbox} (a
  * bounded queue, then the transport's ready queue), so a call costs no task object.
  *
- * <p>Garbage per message: a request's {@link VerbsOp} is pooled and is also the message that
- * carries it; answers use reusable {@link VerbsAnswer} slots; the loop's own messages (responses,
- * credits, rendezvous reads and acknowledgements) come from a loop-owned pool; operations in
- * flight sit in an array indexed by request id; exposed rendezvous payloads in
- * {@link VerbsWindows} (windows reused, allocated once per connection and depth). What is
- * still allocated: one {@link VerbsOp} per one-sided read or write.
+ * <p>Garbage per message: none but one {@link VerbsOp} per one-sided read or write
+ * ({@link VerbsOpPool}); answers use reusable {@link VerbsAnswer} slots; operations in flight sit
+ * in an array indexed by request id ({@link VerbsInflight}); rendezvous windows are reused.
  */
 final class VerbsConnection implements Connection {
   static final int CONNECTING = 0;
@@ -60,8 +53,6 @@ final class VerbsConnection implements Connection {
   static final int CLOSED = 3;
 
   private static final Logger LOG = LoggerFactory.getLogger(VerbsConnection.class);
-  /** Loop-made message objects kept for reuse. */
-  private static final int SPARE_MESSAGES = 64;
   /** Regions a peer may revoke on one connection; one more closes it (a revoke flood). */
   static final int MAX_REVOKED = 1024;
 
@@ -74,24 +65,13 @@ final class VerbsConnection implements Connection {
   volatile int state = CONNECTING;
   /** Set by {@link #close()} at once, so the caller sees the connection closed on return. */
   private volatile boolean closeRequested;
-  private final int maxInflight;
   private final int maxMessageSize;
   private final long ioTimeoutNanos;
 
-  /**
-   * User operations for the loop. Cannot overflow: it holds only operations counted in
-   * {@link #inflightOps}, at most {@code max.inflight}.
-   */
-  private final ArrayBlockingQueue<VerbsOp> outbox;
-  /**
-   * Claimed answers for the loop. Answers are bounded by the peer's window, not ours: beyond
-   * this queue's room they go as tasks ({@link VerbsEventLoop#submit}).
-   */
-  private final ArrayBlockingQueue<VerbsAnswer> answerOutbox;
-  /** In the transport's ready queue (or about to be). */
-  final AtomicBoolean scheduled = new AtomicBoolean();
-  /** Request objects for reuse (taken by callers, given back by the loop). */
-  private final SpareObjects<VerbsOp> spareRequests;
+  /** User operations and answers on their way to the loop ({@link VerbsOutbox}). */
+  final VerbsOutbox outbox;
+  /** Request and message objects for reuse ({@link VerbsOpPool}). */
+  final VerbsOpPool ops;
   /** Requests received and not yet answered. */
   private final AnswerSlots<VerbsAnswer> answers;
 
@@ -106,7 +86,6 @@ final class VerbsConnection implements Connection {
   // ---- flow control (loop) ----
   private final VerbsCredits credits = new VerbsCredits();
   private final ArrayDeque<VerbsOp> messageBacklog = new ArrayDeque<>();
-  private final ArrayDeque<VerbsOp> spareMessages = new ArrayDeque<>();
 
   // ---- operations in flight, large messages, what the peer sends (loop) ----
   /** User operations until each ends ({@link VerbsInflight}); its count on any thread. */
@@ -115,6 +94,8 @@ final class VerbsConnection implements Connection {
   private final VerbsRendezvous rendezvous;
   /** Receive completions: checks and dispatch ({@link VerbsInbound}). */
   private final VerbsInbound inbound;
+  /** Reads and writes of the peer's regions ({@link VerbsOneSided}). */
+  final VerbsOneSided oneSided;
 
   // ---- test hooks (playing a hostile peer) ----
   /** Tests: sees every rendezvous announcement; false = ignore it (never read, never ack). */
@@ -124,9 +105,8 @@ final class VerbsConnection implements Connection {
 
   volatile RendezvousTap tap;
 
-  // ---- teardown (loop) ----
-  private long closeDeadlineNanos;
-  private Throwable closeCause;
+  /** Ending the connection, once ({@link VerbsTeardown}). */
+  private final VerbsTeardown teardown;
 
   VerbsConnection(VerbsTransport transport, int connId, long cmId, VerbsListener listener,
       InetSocketAddress remote) {
@@ -136,22 +116,24 @@ final class VerbsConnection implements Connection {
     this.cmId = cmId;
     this.listener = listener;
     this.remote = remote;
-    this.maxInflight = transport.conf().maxInflight();
+    int maxInflight = transport.conf().maxInflight();
     this.maxMessageSize = transport.conf().maxMessageSize();
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
     int maxRecv = transport.recvDepth();
     int maxSend = VerbsRing.sendDepth(maxInflight, maxRecv);
     this.receiveRing = new VerbsRing(transport, maxRecv);
     this.inflightOps = new VerbsInflight(this, transport, maxInflight);
-    this.outbox = new ArrayBlockingQueue<>(maxInflight);
-    this.answerOutbox = new ArrayBlockingQueue<>(maxInflight + 8);
-    this.spareRequests = new SpareObjects<>(maxInflight, () -> new VerbsOp(VerbsOp.REQUEST));
+    this.outbox = new VerbsOutbox(this, loop, maxInflight);
+    this.ops = new VerbsOpPool(maxInflight);
     this.answers = new AnswerSlots<>(listener == null ? 1 : maxInflight, VerbsAnswer::new);
     this.rendezvous = new VerbsRendezvous(this, transport, maxInflight, ioTimeoutNanos);
     this.sendQueue = new VerbsSendQueue(this, transport, credits, receiveRing, rendezvous,
         messageBacklog, maxSend);
     this.inbound = new VerbsInbound(this, receiveRing, credits, rendezvous);
     this.setUp = new VerbsSetUp(this, listener != null, credits, receiveRing, sendQueue);
+    this.oneSided = new VerbsOneSided(this, inflightOps, inbound, ioTimeoutNanos);
+    this.teardown = new VerbsTeardown(this, setUp, receiveRing, sendQueue, rendezvous,
+        inflightOps);
   }
 
   // ======================================================================================
@@ -173,14 +155,14 @@ final class VerbsConnection implements Connection {
     return inflightOps.count();
   }
 
-  private void checkSize(int length) {
+  void checkSize(int length) {
     if (length > maxMessageSize) {
       throw new IllegalArgumentException(length + " bytes exceed hadoop.hpc.transport.max."
           + "message.size=" + maxMessageSize);
     }
   }
 
-  private ConnectionClosedException closedNow() {
+  ConnectionClosedException closedNow() {
     return new ConnectionClosedException("verbs connection to " + remote + " is closed");
   }
 
@@ -205,79 +187,24 @@ final class VerbsConnection implements Connection {
       }
       request.release();
     }
-    VerbsOp op = spareRequests.take();
+    VerbsOp op = ops.request();
     op.payload = payload;
     op.completion = completion;
     op.deadlineNanos = System.nanoTime() + ioTimeoutNanos;
-    enqueueOp(op);
+    outbox.enqueueOp(op);
     return true;
   }
 
   @Override
   public boolean read(RemoteRegion region, long offset, int length, Buffer destination,
       Completion<Void> completion) {
-    checkSize(length);
-    if (destination.nio().remaining() < length) {
-      throw new IllegalArgumentException("destination has " + destination.nio().remaining()
-          + " bytes left, " + length + " to read");
-    }
-    return startUser(VerbsOp.USER_READ, destination, destination.nio().position(), length,
-        region, offset, completion);
+    return oneSided.read(region, offset, length, destination, completion);
   }
 
   @Override
   public boolean write(Buffer source, RemoteRegion region, long offset,
       Completion<Void> completion) {
-    int length = source.nio().remaining();
-    checkSize(length);
-    return startUser(VerbsOp.USER_WRITE, source, source.nio().position(), length, region,
-        offset, completion);
-  }
-
-  private boolean startUser(int kind, Buffer local, int position, int length,
-      RemoteRegion region, long offset, Completion<Void> completion) {
-    Objects.requireNonNull(completion, "completion");
-    if (local.pool() != transport.bufferPool()) {
-      throw new IllegalArgumentException("one-sided transfers need a buffer of this transport's"
-          + " pool (registered memory): " + local);
-    }
-    if (!isOpen()) {
-      Completions.fail(completion, closedNow());
-      return true;
-    }
-    if (offset < 0 || length < 0 || offset > region.length() - length) {
-      // Checked here: a remote access error would move the whole QP to error.
-      Completions.fail(completion, new TransportException("verbs "
-          + (kind == VerbsOp.USER_READ ? "read" : "write") + " of [" + offset + ", "
-          + (offset + length) + ") is outside the " + region.length() + "-byte region of "
-          + remote));
-      return true;
-    }
-    if (wraps(region.address(), offset) || wraps(region.address() + offset, length)) {
-      Completions.fail(completion, new TransportException("verbs "
-          + (kind == VerbsOp.USER_READ ? "read" : "write") + " at offset " + offset + " of "
-          + length + " bytes wraps around the address space from the region's base "
-          + Long.toUnsignedString(region.address(), 16) + " on " + remote));
-      return true;
-    }
-    if (length == 0) {
-      Completions.succeed(completion, null); // nothing to move; no work request
-      return true;
-    }
-    if (!inflightOps.acquire()) {
-      return false;
-    }
-    VerbsOp op = new VerbsOp(kind);
-    op.local = local;
-    op.localPosition = position;
-    op.length = length;
-    op.remoteAddress = region.address() + offset;
-    op.remoteKey = (int) region.key();
-    op.regionKey = region.key();
-    op.completion = completion;
-    op.deadlineNanos = System.nanoTime() + ioTimeoutNanos;
-    enqueueOp(op);
-    return true;
+    return oneSided.write(source, region, offset, completion);
   }
 
   @Override
@@ -340,76 +267,21 @@ final class VerbsConnection implements Connection {
         + inflightOps.count() + "]";
   }
 
-  // ======================================================================================
-  // Hand-over to the loop (any thread)
-  // ======================================================================================
-
-  private void enqueueOp(VerbsOp op) {
-    if (!outbox.offer(op)) {
-      // Cannot happen while the bound in the outbox's comment holds.
-      throw new IllegalStateException("outbox of " + this + " overflowed");
-    }
-    loop.schedule(this);
-  }
-
   private void enqueueAnswer(VerbsAnswer a) {
-    if (answerOutbox.offer(a)) {
-      loop.schedule(this);
-    } else if (!loop.submit(() -> onAnswer(a))) {
-      discard(a);
-    }
+    outbox.enqueueAnswer(a);
   }
 
-  /** A request's operation and message are both over: keep the object for a later request. */
-  void recycleRequest(VerbsOp op) {
-    op.clear();
-    spareRequests.give(op);
+  /** Passive side: the peer's address as rdma_cm has it (messages only). */
+  void refreshRemoteAddress() {
+    remote = VerbsSetUp.peerAddress(cmId, remote);
   }
 
-  /** Loop: takes what other threads queued. */
-  void drainOutbox() {
-    scheduled.set(false);
-    VerbsAnswer a;
-    while ((a = answerOutbox.poll()) != null) {
-      onAnswer(a);
-    }
-    VerbsOp op;
-    while ((op = outbox.poll()) != null) {
-      if (op.kind == VerbsOp.REQUEST) {
-        startRequest(op);
-      } else {
-        startUserOp(op);
-      }
-    }
-  }
-
-  /** After the loop has ended: fails or releases what is still queued; any thread. */
-  void discardOutbox() {
-    VerbsAnswer a;
-    while ((a = answerOutbox.poll()) != null) {
-      discard(a);
-    }
-    VerbsOp op;
-    while ((op = outbox.poll()) != null) {
-      Buffer p = op.payload;
-      op.payload = null;
-      if (p != null) {
-        p.release();
-      }
-      finishOp(op, null, new ConnectionClosedException("verbs transport is closed"));
-    }
-  }
-
-  private static void discard(VerbsAnswer a) {
-    Buffer r = a.response;
-    a.response = null;
-    if (r != null) {
-      r.release(); // the requester fails with ConnectionClosed
-    }
-  }
+  // ======================================================================================
+  // Data path (loop)
+  // ======================================================================================
 
   /** Loop: a claimed answer becomes a message; its slot may serve another request. */
-  private void onAnswer(VerbsAnswer a) {
+  void onAnswer(VerbsAnswer a) {
     int reqId = a.reqId;
     Buffer response = a.response;
     String failure = a.failure;
@@ -423,45 +295,8 @@ final class VerbsConnection implements Connection {
     }
   }
 
-  // ======================================================================================
-  // Set-up (loop)
-  // ======================================================================================
-
-  void refreshRemoteAddress() {
-    try {
-      byte[] raw = VerbsNatives.peerAddress(cmId);
-      int n = raw.length - 2;
-      byte[] ip = java.util.Arrays.copyOf(raw, n);
-      int port = ((raw[n] & 0xff) << 8) | (raw[n + 1] & 0xff);
-      remote = new InetSocketAddress(java.net.InetAddress.getByAddress(ip), port);
-    } catch (java.io.IOException e) {
-      // Keeps the address known so far (the listener's view); only used for messages.
-      remote = remote == null ? new InetSocketAddress(0) : remote;
-    }
-  }
-
-  // ======================================================================================
-  // Data path (loop)
-  // ======================================================================================
-
-  /** A loop-made operation of {@code kind}, from the spares when there is one. */
-  VerbsOp spare(int kind) {
-    VerbsOp op = spareMessages.poll();
-    if (op == null) {
-      return new VerbsOp(kind);
-    }
-    op.kind = kind;
-    return op;
-  }
-
-  VerbsOp message(byte type, int flags, int reqId, Buffer payload) {
-    VerbsOp op = spare(VerbsOp.MESSAGE);
-    op.type = type;
-    op.flags = flags;
-    op.reqId = reqId;
-    op.payload = payload;
-    op.length = payload == null ? 0 : payload.readableBytes();
-    return op;
+  private VerbsOp message(byte type, int flags, int reqId, Buffer payload) {
+    return ops.message(type, flags, reqId, payload);
   }
 
   VerbsTransport transport() {
@@ -478,15 +313,7 @@ final class VerbsConnection implements Connection {
     sendQueue.queueRdma(op);
   }
 
-  /** A loop-made operation is over. */
-  void recycle(VerbsOp op) {
-    op.clear();
-    if (spareMessages.size() < SPARE_MESSAGES) {
-      spareMessages.push(op);
-    }
-  }
-
-  private void startRequest(VerbsOp op) {
+  void startRequest(VerbsOp op) {
     if (state != OPEN) {
       Buffer p = op.payload;
       op.payload = null;
@@ -538,7 +365,7 @@ final class VerbsConnection implements Connection {
         return;
       }
     }
-    VerbsOp op = spare(VerbsOp.MESSAGE);
+    VerbsOp op = ops.spare(VerbsOp.MESSAGE);
     op.reqId = reqId;
     if (payload.readableBytes() > VerbsTransport.EAGER_SIZE
         && rendezvous.exposed() >= rendezvous.limit()) {
@@ -575,21 +402,6 @@ final class VerbsConnection implements Connection {
       payload.nio().put(text, 0, len).flip();
     }
     messageBacklog.add(message(VerbsHeader.FAILURE, 0, reqId, payload));
-    pump();
-  }
-
-  private void startUserOp(VerbsOp op) {
-    if (state != OPEN) {
-      finishOp(op, null, closeCauseOrDefault());
-      return;
-    }
-    if (inbound.revoked(op.regionKey)) {
-      finishOp(op, null, new TransportException("verbs " + (op.kind == VerbsOp.USER_READ
-          ? "read" : "write") + " of a region " + remote + " no longer exposes (unexposed)"));
-      return;
-    }
-    inflightOps.add(op);
-    sendQueue.queueRdma(op);
     pump();
   }
 
@@ -634,14 +446,9 @@ final class VerbsConnection implements Connection {
     } else {
       sendQueue.onCompletion(slot, status, vendorStatus);
     }
-    if (state == CLOSING && postedWrs() == 0) {
+    if (state == CLOSING && teardown.postedWrs() == 0) {
       finish();
     }
-  }
-
-  /** Work requests posted and not completed yet. */
-  private int postedWrs() {
-    return sendQueue.posted() + receiveRing.posted();
   }
 
   TransportException completionError(int status, int vendorStatus) {
@@ -652,20 +459,9 @@ final class VerbsConnection implements Connection {
         + "failed: " + VerbsNatives.wcStatusText(vendorStatus));
   }
 
+  /** An RDMA work request will not complete ({@link VerbsInflight#failRdma}). */
   void failRdma(VerbsOp op, Throwable cause) {
-    if (op.kind == VerbsOp.LOCAL_INV) {
-      recycle(op); // the window keeps its payload until windows.destroy() in finish()
-      return;
-    }
-    if (op.kind == VerbsOp.RNDV_READ) {
-      if (op.local != null) {
-        op.local.release();
-        op.local = null;
-      }
-      recycle(op);
-      return;
-    }
-    finishOp(op, null, op.timedOut ? inflightOps.timeout(op) : cause);
+    inflightOps.failRdma(op, cause);
   }
 
   /** True when {@code base + length} (unsigned addresses, length >= 0) passes 2^64. */
@@ -763,14 +559,7 @@ final class VerbsConnection implements Connection {
   // ======================================================================================
 
   void checkTimeouts(long now) {
-    if (setUp.connectTimedOut(now)) {
-      return;
-    }
-    if (state == CLOSING && now - closeDeadlineNanos > 0) {
-      finish();
-      return;
-    }
-    if (state != OPEN) {
+    if (setUp.connectTimedOut(now) || teardown.graceOver(now) || state != OPEN) {
       return;
     }
     rendezvous.expire(now); // the peer neither read nor acknowledged within the io timeout
@@ -785,76 +574,21 @@ final class VerbsConnection implements Connection {
     }
   }
 
-  private TransportException closeCauseOrDefault() {
-    if (closeCause instanceof ConnectionClosedException) {
-      return (ConnectionClosedException) closeCause;
-    }
-    return new ConnectionClosedException("verbs connection to " + remote + " closed",
-        closeCause);
+  TransportException closeCauseOrDefault() {
+    return teardown.closeCauseOrDefault();
   }
 
-  /**
-   * Starts teardown: the QP goes to error so posted work flushes; everything not posted fails
-   * now, posted work fails as its flush completion arrives ({@link #finish} when none is left
-   * or after a grace period).
-   */
+  /** Starts teardown ({@link VerbsTeardown#close}); later calls do nothing. */
   void closeConnection(Throwable cause) {
-    if (state == CLOSING || state == CLOSED) {
-      return;
-    }
-    boolean wasConnecting = state == CONNECTING;
-    state = CLOSING;
-    closeCause = cause;
-    closeDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
-        VerbsTransport.CLOSE_GRACE_MS);
-    setUp.closing(cause, wasConnecting);
-    TransportException closed = closeCauseOrDefault();
-    dropBacklogs(closed);
-    inflightOps.failRequests(closed);
-    if (postedWrs() == 0 || wasConnecting) {
-      finish();
-    }
+    teardown.close(cause);
   }
 
-  /** Releases and fails what was never posted. */
-  private void dropBacklogs(TransportException closed) {
-    sendQueue.dropBacklogs(closed);
-    rendezvous.dropWaiting(closed);
-  }
-
-  /** Destroys the QP and id, then releases every buffer still held. */
+  /** Destroys the QP and id, then releases every buffer still held (once). */
   void finish() {
-    if (state == CLOSED) {
-      return;
-    }
-    state = CLOSED;
-    TransportException closed = closeCauseOrDefault();
-    // Windows before the QP: a bound type 2 window holds a reference to its QP, and rdma_rxe
-    // (Linux 6.1) waits for it for tens of seconds when destroying the QP (seen in the lane).
-    // Deallocating a window invalidates it; its payload goes back to the pool here.
-    NativeIoException windowFailure = rendezvous.destroy();
-    if (windowFailure != null) {
-      transport.logTeardownProblem(windowFailure);
-    }
-    boolean qpGone = true;
-    if (cmId != 0) {
-      qpGone = transport.destroyId(cmId);
-      loop.forget(this);
-      cmId = 0;
-    }
-    // The QP is gone: nothing will touch these buffers any more.
-    sendQueue.finish(closed);
-    dropBacklogs(closed);
-    inflightOps.failAll(closed);
-    receiveRing.finish(qpGone);
-    boolean established = setUp.finish();
-    loop.removeConnection(this);
-    if (listener != null && established) {
-      try {
-        listener.handler().onClose(this);
-      } catch (RuntimeException e) {
-        LOG.warn("request handler failed in onClose for {}", remote, e);
-      }
-    }
+    teardown.finish();
+  }
+
+  VerbsListener listener() {
+    return listener;
   }
 }

@@ -139,20 +139,20 @@ final class VerbsEventLoop implements Runnable {
    * that work itself (the loop sets {@link #terminated} before its last look at the queue).
    */
   void schedule(VerbsConnection c) {
-    if (c.scheduled.compareAndSet(false, true)) {
+    if (c.outbox.scheduled.compareAndSet(false, true)) {
       if (!ready.offer(c)) {
         // Cannot happen: a connection is queued at most once and there are at most
         // MAX_CONNECTIONS; kept safe all the same.
-        c.scheduled.set(false);
-        if (!submit(c::drainOutbox)) {
-          c.discardOutbox();
+        c.outbox.scheduled.set(false);
+        if (!submit(c.outbox::drain)) {
+          c.outbox.discard();
         }
         return;
       }
       wakeUp();
     }
     if (terminated) {
-      c.discardOutbox();
+      c.outbox.discard();
     }
   }
 
@@ -375,7 +375,7 @@ final class VerbsEventLoop implements Runnable {
     VerbsConnection c;
     while ((c = ready.poll()) != null) {
       try {
-        c.drainOutbox();
+        c.outbox.drain();
       } catch (RuntimeException e) {
         connectionFailed(c, e);
       }

@@ -126,7 +126,7 @@ final class VerbsInbound {
           return;
         }
         revoked.add(key);
-        VerbsOp ack = conn.message(VerbsHeader.REVOKE_ACK, 0, 0, null);
+        VerbsOp ack = conn.ops.message(VerbsHeader.REVOKE_ACK, 0, 0, null);
         ack.address = key;
         conn.queueMessage(ack);
         break;

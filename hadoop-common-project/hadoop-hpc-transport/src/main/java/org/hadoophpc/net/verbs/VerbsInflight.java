@@ -108,7 +108,7 @@ final class VerbsInflight {
     }
     inflight.decrementAndGet();
     if (op.kind == VerbsOp.REQUEST && !op.messageLive) {
-      conn.recycleRequest(op);
+      conn.ops.recycleRequest(op);
     }
     if (failure == null) {
       Completions.succeed(c, result);
@@ -143,6 +143,26 @@ final class VerbsInflight {
       }
     }
     return expired;
+  }
+
+  /**
+   * An RDMA work request will not complete: a user operation fails (as timed out when it was),
+   * the loop's own (rendezvous read, local invalidate) goes back to the pool.
+   */
+  void failRdma(VerbsOp op, Throwable cause) {
+    if (op.kind == VerbsOp.LOCAL_INV) {
+      conn.ops.recycle(op); // the window keeps its payload until windows.destroy() in finish()
+      return;
+    }
+    if (op.kind == VerbsOp.RNDV_READ) {
+      if (op.local != null) {
+        op.local.release();
+        op.local = null;
+      }
+      conn.ops.recycle(op);
+      return;
+    }
+    finish(op, null, op.timedOut ? timeout(op) : cause);
   }
 
   TransportTimeoutException timeout(VerbsOp op) {

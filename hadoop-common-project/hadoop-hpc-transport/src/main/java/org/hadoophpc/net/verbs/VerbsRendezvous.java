@@ -114,7 +114,7 @@ final class VerbsRendezvous {
   private void invalidateLocally(VerbsWindows.Window w) {
     localInvalidations.incrementAndGet();
     w.invalidating = true;
-    VerbsOp op = conn.spare(VerbsOp.LOCAL_INV);
+    VerbsOp op = conn.ops.spare(VerbsOp.LOCAL_INV);
     op.window = w;
     conn.queueRdma(op);
   }
@@ -144,7 +144,7 @@ final class VerbsRendezvous {
       conn.queueMessage(done(forResponse, reqId, rkey));
       return;
     }
-    VerbsOp op = conn.spare(VerbsOp.RNDV_READ);
+    VerbsOp op = conn.ops.spare(VerbsOp.RNDV_READ);
     op.forResponse = forResponse;
     op.reqId = reqId;
     op.length = length;
@@ -179,7 +179,7 @@ final class VerbsRendezvous {
     int reqId = op.reqId;
     int length = op.length;
     int rkey = op.remoteKey;
-    conn.recycle(op);
+    conn.ops.recycle(op);
     payload.nio().clear().limit(length);
     conn.queueMessage(done(forResponse, reqId, rkey));
     if (forResponse) {
@@ -196,7 +196,7 @@ final class VerbsRendezvous {
 
   /** RNDV_DONE: the peer may invalidate its window {@code rkey} and let go of the payload. */
   private VerbsOp done(boolean forResponse, int reqId, int rkey) {
-    VerbsOp done = conn.message(VerbsHeader.RNDV_DONE, forResponse ? 1 : 0, reqId, null);
+    VerbsOp done = conn.ops.message(VerbsHeader.RNDV_DONE, forResponse ? 1 : 0, reqId, null);
     done.rkey = rkey; // for the peer's diagnostics; it invalidates by its own record
     return done;
   }

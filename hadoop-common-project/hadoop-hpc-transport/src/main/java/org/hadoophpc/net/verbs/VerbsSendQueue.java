@@ -176,7 +176,7 @@ final class VerbsSendQueue {
         op.window.rkey);
     if (rc != 0) {
       freeSend[freeSendTop++] = slot;
-      conn.recycle(op);
+      conn.ops.recycle(op);
       conn.closeConnection(new ConnectionClosedException("verbs connection to "
           + conn.remoteAddress() + ": invalidating a memory window failed: errno " + -rc));
       return false;
@@ -225,7 +225,7 @@ final class VerbsSendQueue {
       } else if (op.kind != VerbsOp.BIND && op.kind != VerbsOp.LOCAL_INV) {
         conn.failRdma(op, cause);
       } else if (op.kind == VerbsOp.LOCAL_INV) {
-        conn.recycle(op); // the window keeps its payload until windows.destroy() in finish()
+        conn.ops.recycle(op); // the window keeps its payload until windows.destroy() in finish()
       }
       conn.closeConnection(cause);
       return;
@@ -235,7 +235,7 @@ final class VerbsSendQueue {
         break;
       case VerbsOp.LOCAL_INV:
         rendezvous.invalidated(op.window);
-        conn.recycle(op);
+        conn.ops.recycle(op);
         break;
       case VerbsOp.MESSAGE:
       case VerbsOp.REQUEST:
@@ -271,10 +271,10 @@ final class VerbsSendQueue {
     if (op.kind == VerbsOp.REQUEST) {
       op.messageLive = false;
       if (op.isDone()) {
-        conn.recycleRequest(op);
+        conn.ops.recycleRequest(op);
       }
     } else if (op != creditMessage) {
-      conn.recycle(op);
+      conn.ops.recycle(op);
     }
   }
 

@@ -133,6 +133,20 @@ final class VerbsSetUp {
     }
   }
 
+  /** The peer's address of rdma_cm id {@code cmId}; {@code known} when it cannot be read. */
+  static InetSocketAddress peerAddress(long cmId, InetSocketAddress known) {
+    try {
+      byte[] raw = VerbsNatives.peerAddress(cmId);
+      int n = raw.length - 2;
+      byte[] ip = java.util.Arrays.copyOf(raw, n);
+      int port = ((raw[n] & 0xff) << 8) | (raw[n + 1] & 0xff);
+      return new InetSocketAddress(java.net.InetAddress.getByAddress(ip), port);
+    } catch (IOException e) {
+      // Keeps the address known so far (the listener's view); only used for messages.
+      return known == null ? new InetSocketAddress(0) : known;
+    }
+  }
+
   /** Passive side: remembers the peer's window before accepting. */
   void setPeerCredits(int window) {
     credits.peerWindow(window);

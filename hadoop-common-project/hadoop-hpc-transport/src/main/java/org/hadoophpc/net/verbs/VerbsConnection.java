@@ -24,6 +24,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One RC queue pair, set up by rdma_cm, and the protocol spoken on it (see {@link VerbsHeader}).
+ * This class is the endpoint: the public API, requests and their answers, and delivery of
+ * eager messages; each other rule of the protocol is held by a class of its own, which the
+ * connection owns: {@link VerbsSetUp}, {@link VerbsRing}, {@link VerbsSendQueue},
+ * {@link VerbsInbound}, {@link VerbsRendezvous}, {@link VerbsOneSided}, {@link VerbsInflight},
+ * {@link VerbsOutbox}, {@link VerbsOpPool} and {@link VerbsTeardown}.
  *
  * <p>Flow control ({@link VerbsCredits}, {@link VerbsSendQueue}): each side pre-posts
  * {@code recvDepth} receives ({@link VerbsRing}) and tells the peer that number in the

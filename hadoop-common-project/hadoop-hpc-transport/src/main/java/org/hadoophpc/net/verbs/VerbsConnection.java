@@ -7,18 +7,9 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
-import org.hadoophpc.nativeio.NativeIoException;
 import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Completion;
@@ -28,41 +19,38 @@ import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
-import org.hadoophpc.net.SpareObjects;
 import org.hadoophpc.net.TransportException;
-import org.hadoophpc.net.TransportTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One RC queue pair, set up by rdma_cm, and the protocol spoken on it (see {@link VerbsHeader}).
+ * This class is the endpoint: the public API, requests and their answers, and delivery of
+ * eager messages; each other rule of the protocol is held by a class of its own, which the
+ * connection owns: {@link VerbsSetUp}, {@link VerbsRing}, {@link VerbsSendQueue},
+ * {@link VerbsInbound}, {@link VerbsRendezvous}, {@link VerbsOneSided}, {@link VerbsInflight},
+ * {@link VerbsOutbox}, {@link VerbsOpPool} and {@link VerbsTeardown}.
  *
- * <p>Flow control ({@link VerbsCredits}): each side pre-posts {@code recvDepth} receives (pool
- * buffers of {@link VerbsTransport#EAGER_SIZE} plus a header slot) and tells the peer that
- * number in the connection's private data. The depth is the transport's, or less when the
- * receive rings' share of the pool is nearly used up ({@link VerbsTransport#reserveRing}).
+ * <p>Flow control ({@link VerbsCredits}, {@link VerbsSendQueue}): each side pre-posts
+ * {@code recvDepth} receives ({@link VerbsRing}) and tells the peer that number in the
+ * connection's private data. The depth is the transport's, or less when the receive rings' share
+ * of the pool is nearly used up ({@link VerbsTransport#reserveRing}).
  *
- * <p>Large messages go by rendezvous: the sender binds a memory window to exactly its payload
- * and announces (address, window rkey, length), the receiver RDMA-READs it into a pool buffer
- * and answers RNDV_DONE; the sender invalidates the window and only then releases its buffer
- * ({@link VerbsWindows}: what a peer may read, and for how long).
+ * <p>Large messages go by rendezvous ({@link VerbsRendezvous}): the payload is read by the peer
+ * through a memory window bound to exactly its bytes.
  *
- * <p>Everything a peer sends is checked before it is used: returned credits against what the
- * peer can owe, rendezvous lengths against {@code max.message.size}, received lengths against
- * the header, revocations against {@link #MAX_REVOKED}. A peer breaking a rule is closed with
- * one WARN line naming the rule ({@link #protocolError}); the other connections go on.
+ * <p>Everything a peer sends is checked before it is used ({@link VerbsInbound}). A peer
+ * breaking a rule is closed with one WARN line naming the rule ({@link #protocolError}); the
+ * other connections go on.
  *
- * <p>Threading: every field except {@link #state}, {@link #inflight}, the outbox and the
+ * <p>Threading: every field except {@link #state}, the in-flight count, the outbox and the
  * spare request objects belongs to the transport's event loop. Public methods may be called
  * from any thread; they check limits and hand work to the loop through {@link #outbox} (a
  * bounded queue, then the transport's ready queue), so a call costs no task object.
  *
- * <p>Garbage per message: a request's {@link VerbsOp} is pooled and is also the message that
- * carries it; answers use reusable {@link VerbsAnswer} slots; the loop's own messages (responses,
- * credits, rendezvous reads and acknowledgements) come from a loop-owned pool; operations in
- * flight sit in an array indexed by request id; exposed rendezvous payloads in
- * {@link VerbsWindows} (windows reused, allocated once per connection and depth). What is
- * still allocated: one {@link VerbsOp} per one-sided read or write.
+ * <p>Garbage per message: none but one {@link VerbsOp} per one-sided read or write
+ * ({@link VerbsOpPool}); answers use reusable {@link VerbsAnswer} slots; operations in flight sit
+ * in an array indexed by request id ({@link VerbsInflight}); rendezvous windows are reused.
  */
 final class VerbsConnection implements Connection {
   static final int CONNECTING = 0;
@@ -71,14 +59,11 @@ final class VerbsConnection implements Connection {
   static final int CLOSED = 3;
 
   private static final Logger LOG = LoggerFactory.getLogger(VerbsConnection.class);
-  private static final long RECV_FLAG = 0x8000_0000L;
-  static final int HEADERS_PER_CHUNK = VerbsTransport.EAGER_SIZE / VerbsHeader.BYTES;
-  /** Loop-made message objects kept for reuse. */
-  private static final int SPARE_MESSAGES = 64;
   /** Regions a peer may revoke on one connection; one more closes it (a revoke flood). */
   static final int MAX_REVOKED = 1024;
 
   private final VerbsTransport transport;
+  private final VerbsEventLoop loop;
   final int connId;
   long cmId;
   private final VerbsListener listener;
@@ -86,94 +71,37 @@ final class VerbsConnection implements Connection {
   volatile int state = CONNECTING;
   /** Set by {@link #close()} at once, so the caller sees the connection closed on return. */
   private volatile boolean closeRequested;
-  private final AtomicInteger inflight = new AtomicInteger();
-  private final int maxInflight;
   private final int maxMessageSize;
   private final long ioTimeoutNanos;
 
-  /**
-   * User operations for the loop. Cannot overflow: it holds only operations counted in
-   * {@link #inflight}, at most {@code max.inflight}.
-   */
-  private final ArrayBlockingQueue<VerbsOp> outbox;
-  /**
-   * Claimed answers for the loop. Answers are bounded by the peer's window, not ours: beyond
-   * this queue's room they go as tasks ({@link VerbsTransport#submit}).
-   */
-  private final ArrayBlockingQueue<VerbsAnswer> answerOutbox;
-  /** In the transport's ready queue (or about to be). */
-  final AtomicBoolean scheduled = new AtomicBoolean();
-  /** Request objects for reuse (taken by callers, given back by the loop). */
-  private final SpareObjects<VerbsOp> spareRequests;
+  /** User operations and answers on their way to the loop ({@link VerbsOutbox}). */
+  final VerbsOutbox outbox;
+  /** Request and message objects for reuse ({@link VerbsOpPool}). */
+  final VerbsOpPool ops;
   /** Requests received and not yet answered. */
   private final AnswerSlots<VerbsAnswer> answers;
 
-  // ---- set-up (loop) ----
-  CompletableFuture<Connection> connectFuture;
-  long connectDeadlineNanos;
-  private boolean hasQp;
-  private boolean cqReserved;
-  private boolean established;
-
-  // ---- queue pair resources (loop) ----
-  /** Chosen when the queue pair is set up; 0 before. */
-  private int recvDepth;
-  private int sendDepth;
-  /**
-   * The receive ring, all of it {@link VerbsTransport#EAGER_SIZE}-byte chunks of the transport's
-   * pool (so registered memory stays within {@code buffer.pool.max}): header chunks holding
-   * {@link #HEADERS_PER_CHUNK} header slots each (receive slots first, then send slots), and one
-   * eager payload chunk per receive slot.
-   *
-   * <p>Ownership: the connection takes every chunk when the queue pair is set up and holds it,
-   * posted or not, until {@link #finish} releases it, once, after the queue pair is destroyed.
-   * A receive's payload is copied out into a buffer of its own on delivery; the chunk is never
-   * handed to anyone, so re-posting a slot needs nothing back from users and a chunk cannot be
-   * released twice or while the HCA may still write it.
-   */
-  private Buffer[] headerChunks;
-  private ByteBuffer[] headerViews;
-  private VerbsTransport.MrInfo[] headerMrs;
-  private final Buffer[] recvChunks;
-  private final ByteBuffer[] recvViews;
-  private final VerbsTransport.MrInfo[] recvMrs;
-  /** Ring bytes reserved from the transport's budget (returned in {@link #finish}). */
-  private long ringReserved;
-  private final boolean[] recvPosted;
-  /** Receive slots whose message waits for pool memory before it can be delivered. */
-  private final ArrayDeque<Integer> heldSlots = new ArrayDeque<>();
-  private final VerbsOp[] sendOps;
-  private final int[] freeSend;
-  private int freeSendTop;
-  private int postedWrs;
+  // ---- queue pair and its resources (loop) ----
+  /** Set-up through rdma_cm and what it reserved ({@link VerbsSetUp}). */
+  final VerbsSetUp setUp;
+  /** Receive slots and every header slot (the receive ring, {@link VerbsRing}). */
+  private final VerbsRing receiveRing;
+  /** Posting and send completions ({@link VerbsSendQueue}). */
+  private final VerbsSendQueue sendQueue;
 
   // ---- flow control (loop) ----
   private final VerbsCredits credits = new VerbsCredits();
   private final ArrayDeque<VerbsOp> messageBacklog = new ArrayDeque<>();
-  private final ArrayDeque<VerbsOp> rdmaBacklog = new ArrayDeque<>();
-  private final ArrayDeque<VerbsOp> rendezvousWaiting = new ArrayDeque<>();
-  /** Posted as often as needed: a CREDIT message carries nothing of its own. */
-  private final VerbsOp creditMessage = VerbsOp.control(VerbsHeader.CREDIT, 0);
-  /** Stands in the send queue for window binds (their completions need no object). */
-  private final VerbsOp bindMarker = new VerbsOp(VerbsOp.BIND);
-  private final VerbsWindows.Window[] displaced = new VerbsWindows.Window[1];
-  private final ArrayDeque<VerbsOp> spareMessages = new ArrayDeque<>();
 
-  // ---- operations in flight (loop) ----
-  /** Requests and one-sided operations in flight, by slot; a request's id names its slot. */
-  private final VerbsOp[] active;
-  private final int[] freeActive;
-  private int freeActiveCount;
-  private int requestSequence;
-  /** Rendezvous payloads exposed through memory windows until the transfer is over. */
-  private final VerbsWindows windows;
-  /**
-   * Keys of the peer's regions it unexposed, so later operations on them fail here instead of
-   * as a remote access error that would take the queue pair down (the peer deregisters the
-   * region, so the hardware refuses them as well). At most {@link #MAX_REVOKED}: a peer
-   * revoking more is closed.
-   */
-  private final Set<Long> revoked = new HashSet<>();
+  // ---- operations in flight, large messages, what the peer sends (loop) ----
+  /** User operations until each ends ({@link VerbsInflight}); its count on any thread. */
+  private final VerbsInflight inflightOps;
+  /** Large messages, both directions ({@link VerbsRendezvous}). */
+  private final VerbsRendezvous rendezvous;
+  /** Receive completions: checks and dispatch ({@link VerbsInbound}). */
+  private final VerbsInbound inbound;
+  /** Reads and writes of the peer's regions ({@link VerbsOneSided}). */
+  final VerbsOneSided oneSided;
 
   // ---- test hooks (playing a hostile peer) ----
   /** Tests: sees every rendezvous announcement; false = ignore it (never read, never ack). */
@@ -182,41 +110,36 @@ final class VerbsConnection implements Connection {
   }
 
   volatile RendezvousTap tap;
-  /** Windows this side invalidated (every rendezvous exposure ends so). */
-  private final AtomicInteger localInvalidations = new AtomicInteger();
 
-  // ---- teardown (loop) ----
-  private long closeDeadlineNanos;
-  private Throwable closeCause;
+  /** Ending the connection, once ({@link VerbsTeardown}). */
+  private final VerbsTeardown teardown;
 
   VerbsConnection(VerbsTransport transport, int connId, long cmId, VerbsListener listener,
       InetSocketAddress remote) {
     this.transport = transport;
+    this.loop = transport.loop();
     this.connId = connId;
     this.cmId = cmId;
     this.listener = listener;
     this.remote = remote;
-    this.maxInflight = transport.conf().maxInflight();
+    int maxInflight = transport.conf().maxInflight();
     this.maxMessageSize = transport.conf().maxMessageSize();
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
     int maxRecv = transport.recvDepth();
-    int maxSend = VerbsTransport.sendDepth(maxInflight, maxRecv);
-    this.recvPosted = new boolean[maxRecv];
-    this.recvChunks = new Buffer[maxRecv];
-    this.recvViews = new ByteBuffer[maxRecv];
-    this.recvMrs = new VerbsTransport.MrInfo[maxRecv];
-    this.sendOps = new VerbsOp[maxSend];
-    this.freeSend = new int[maxSend];
-    this.active = new VerbsOp[maxInflight];
-    this.freeActive = new int[maxInflight];
-    for (int i = maxInflight - 1; i >= 0; i--) {
-      freeActive[freeActiveCount++] = i;
-    }
-    this.outbox = new ArrayBlockingQueue<>(maxInflight);
-    this.answerOutbox = new ArrayBlockingQueue<>(maxInflight + 8);
-    this.spareRequests = new SpareObjects<>(maxInflight, () -> new VerbsOp(VerbsOp.REQUEST));
+    int maxSend = VerbsRing.sendDepth(maxInflight, maxRecv);
+    this.receiveRing = new VerbsRing(transport, maxRecv);
+    this.inflightOps = new VerbsInflight(this, transport, maxInflight);
+    this.outbox = new VerbsOutbox(this, loop, maxInflight);
+    this.ops = new VerbsOpPool(maxInflight);
     this.answers = new AnswerSlots<>(listener == null ? 1 : maxInflight, VerbsAnswer::new);
-    this.windows = new VerbsWindows(transport.ctx(), 2 * maxInflight + 8);
+    this.rendezvous = new VerbsRendezvous(this, transport, maxInflight, ioTimeoutNanos);
+    this.sendQueue = new VerbsSendQueue(this, transport, credits, receiveRing, rendezvous,
+        messageBacklog, maxSend);
+    this.inbound = new VerbsInbound(this, receiveRing, credits, rendezvous);
+    this.setUp = new VerbsSetUp(this, listener != null, credits, receiveRing, sendQueue);
+    this.oneSided = new VerbsOneSided(this, inflightOps, inbound, ioTimeoutNanos);
+    this.teardown = new VerbsTeardown(this, setUp, receiveRing, sendQueue, rendezvous,
+        inflightOps);
   }
 
   // ======================================================================================
@@ -235,29 +158,17 @@ final class VerbsConnection implements Connection {
 
   @Override
   public int inFlight() {
-    return inflight.get();
+    return inflightOps.count();
   }
 
-  private boolean acquire() {
-    while (true) {
-      int n = inflight.get();
-      if (n >= maxInflight) {
-        return false;
-      }
-      if (inflight.compareAndSet(n, n + 1)) {
-        return true;
-      }
-    }
-  }
-
-  private void checkSize(int length) {
+  void checkSize(int length) {
     if (length > maxMessageSize) {
       throw new IllegalArgumentException(length + " bytes exceed hadoop.hpc.transport.max."
           + "message.size=" + maxMessageSize);
     }
   }
 
-  private ConnectionClosedException closedNow() {
+  ConnectionClosedException closedNow() {
     return new ConnectionClosedException("verbs connection to " + remote + " is closed");
   }
 
@@ -270,91 +181,36 @@ final class VerbsConnection implements Connection {
       Completions.fail(completion, closedNow());
       return true;
     }
-    if (!acquire()) {
+    if (!inflightOps.acquire()) {
       return false;
     }
     Buffer payload = request;
     if (request.pool() != transport.bufferPool()) {
       payload = transport.copyIntoPool(request);
       if (payload == null) {
-        inflight.decrementAndGet();
+        inflightOps.unacquire();
         return false;
       }
       request.release();
     }
-    VerbsOp op = spareRequests.take();
+    VerbsOp op = ops.request();
     op.payload = payload;
     op.completion = completion;
     op.deadlineNanos = System.nanoTime() + ioTimeoutNanos;
-    enqueueOp(op);
+    outbox.enqueueOp(op);
     return true;
   }
 
   @Override
   public boolean read(RemoteRegion region, long offset, int length, Buffer destination,
       Completion<Void> completion) {
-    checkSize(length);
-    if (destination.nio().remaining() < length) {
-      throw new IllegalArgumentException("destination has " + destination.nio().remaining()
-          + " bytes left, " + length + " to read");
-    }
-    return startUser(VerbsOp.USER_READ, destination, destination.nio().position(), length,
-        region, offset, completion);
+    return oneSided.read(region, offset, length, destination, completion);
   }
 
   @Override
   public boolean write(Buffer source, RemoteRegion region, long offset,
       Completion<Void> completion) {
-    int length = source.nio().remaining();
-    checkSize(length);
-    return startUser(VerbsOp.USER_WRITE, source, source.nio().position(), length, region,
-        offset, completion);
-  }
-
-  private boolean startUser(int kind, Buffer local, int position, int length,
-      RemoteRegion region, long offset, Completion<Void> completion) {
-    Objects.requireNonNull(completion, "completion");
-    if (local.pool() != transport.bufferPool()) {
-      throw new IllegalArgumentException("one-sided transfers need a buffer of this transport's"
-          + " pool (registered memory): " + local);
-    }
-    if (!isOpen()) {
-      Completions.fail(completion, closedNow());
-      return true;
-    }
-    if (offset < 0 || length < 0 || offset > region.length() - length) {
-      // Checked here: a remote access error would move the whole QP to error.
-      Completions.fail(completion, new TransportException("verbs "
-          + (kind == VerbsOp.USER_READ ? "read" : "write") + " of [" + offset + ", "
-          + (offset + length) + ") is outside the " + region.length() + "-byte region of "
-          + remote));
-      return true;
-    }
-    if (wraps(region.address(), offset) || wraps(region.address() + offset, length)) {
-      Completions.fail(completion, new TransportException("verbs "
-          + (kind == VerbsOp.USER_READ ? "read" : "write") + " at offset " + offset + " of "
-          + length + " bytes wraps around the address space from the region's base "
-          + Long.toUnsignedString(region.address(), 16) + " on " + remote));
-      return true;
-    }
-    if (length == 0) {
-      Completions.succeed(completion, null); // nothing to move; no work request
-      return true;
-    }
-    if (!acquire()) {
-      return false;
-    }
-    VerbsOp op = new VerbsOp(kind);
-    op.local = local;
-    op.localPosition = position;
-    op.length = length;
-    op.remoteAddress = region.address() + offset;
-    op.remoteKey = (int) region.key();
-    op.regionKey = region.key();
-    op.completion = completion;
-    op.deadlineNanos = System.nanoTime() + ioTimeoutNanos;
-    enqueueOp(op);
-    return true;
+    return oneSided.write(source, region, offset, completion);
   }
 
   @Override
@@ -379,7 +235,7 @@ final class VerbsConnection implements Connection {
   @Override
   public void close() {
     closeRequested = true;
-    transport.submit(() -> closeConnection(new ConnectionClosedException("verbs connection to "
+    loop.submit(() -> closeConnection(new ConnectionClosedException("verbs connection to "
         + remote + " closed locally")));
   }
 
@@ -389,7 +245,7 @@ final class VerbsConnection implements Connection {
    */
   void sendRaw(byte type, int flags, int credits, int reqId, int length, int rkey,
       long address) {
-    transport.submit(() -> {
+    loop.submit(() -> {
       if (state != OPEN) {
         return;
       }
@@ -405,90 +261,35 @@ final class VerbsConnection implements Connection {
 
   /** Tests: rendezvous payloads this side exposes now (windows bound or being invalidated). */
   int exposedWindows() {
-    return windows.exposed();
+    return rendezvous.exposed();
   }
 
   /** Tests: windows this side has invalidated so far. */
   int localInvalidations() {
-    return localInvalidations.get();
+    return rendezvous.localInvalidations();
   }
 
   @Override
   public String toString() {
     return "VerbsConnection[" + connId + ", " + remote + ", state=" + state + ", inflight="
-        + inflight.get() + "]";
-  }
-
-  // ======================================================================================
-  // Hand-over to the loop (any thread)
-  // ======================================================================================
-
-  private void enqueueOp(VerbsOp op) {
-    if (!outbox.offer(op)) {
-      // Cannot happen while the bound in the outbox's comment holds.
-      throw new IllegalStateException("outbox of " + this + " overflowed");
-    }
-    transport.schedule(this);
+        + inflightOps.count() + "]";
   }
 
   private void enqueueAnswer(VerbsAnswer a) {
-    if (answerOutbox.offer(a)) {
-      transport.schedule(this);
-    } else if (!transport.submit(() -> onAnswer(a))) {
-      discard(a);
-    }
+    outbox.enqueueAnswer(a);
   }
 
-  /** A request's operation and message are both over: keep the object for a later request. */
-  private void recycleRequest(VerbsOp op) {
-    op.clear();
-    spareRequests.give(op);
+  /** Passive side: the peer's address as rdma_cm has it (messages only). */
+  void refreshRemoteAddress() {
+    remote = VerbsSetUp.peerAddress(cmId, remote);
   }
 
-  /** Loop: takes what other threads queued. */
-  void drainOutbox() {
-    scheduled.set(false);
-    VerbsAnswer a;
-    while ((a = answerOutbox.poll()) != null) {
-      onAnswer(a);
-    }
-    VerbsOp op;
-    while ((op = outbox.poll()) != null) {
-      if (op.kind == VerbsOp.REQUEST) {
-        startRequest(op);
-      } else {
-        startUserOp(op);
-      }
-    }
-  }
-
-  /** After the loop has ended: fails or releases what is still queued; any thread. */
-  void discardOutbox() {
-    VerbsAnswer a;
-    while ((a = answerOutbox.poll()) != null) {
-      discard(a);
-    }
-    VerbsOp op;
-    while ((op = outbox.poll()) != null) {
-      Buffer p = op.payload;
-      op.payload = null;
-      if (p != null) {
-        p.release();
-      }
-      finishOp(op, null, new ConnectionClosedException("verbs transport is closed"));
-    }
-  }
-
-  private static void discard(VerbsAnswer a) {
-    Buffer r = a.response;
-    a.response = null;
-    if (r != null) {
-      r.release(); // the requester fails with ConnectionClosed
-    }
-  }
+  // ======================================================================================
+  // Data path (loop)
+  // ======================================================================================
 
   /** Loop: a claimed answer becomes a message; its slot may serve another request. */
-  private void onAnswer(VerbsAnswer a) {
+  void onAnswer(VerbsAnswer a) {
     int reqId = a.reqId;
     Buffer response = a.response;
     String failure = a.failure;
@@ -504,213 +305,25 @@ final class VerbsConnection implements Connection {
     }
   }
 
-  // ======================================================================================
-  // Set-up (loop)
-  // ======================================================================================
-
-  /**
-   * Takes a receive ring from the pool (depth within the rings' budget), creates the QP and
-   * pre-posts every receive. On failure what was taken stays recorded for {@link #finish}.
-   */
-  void setUpQueuePair() throws java.io.IOException {
-    recvDepth = transport.reserveRing(remote);
-    credits.ownWindow(recvDepth);
-    sendDepth = VerbsTransport.sendDepth(maxInflight, recvDepth);
-    ringReserved = VerbsTransport.ringBytes(maxInflight, recvDepth);
-    int chunks = VerbsTransport.headerChunks(maxInflight, recvDepth);
-    headerChunks = new Buffer[chunks];
-    headerViews = new ByteBuffer[chunks];
-    headerMrs = new VerbsTransport.MrInfo[chunks];
-    for (int c = 0; c < chunks; c++) {
-      headerChunks[c] = ringChunk();
-      headerViews[c] = headerChunks[c].nio().clear();
-      headerMrs[c] = transport.mr(headerChunks[c]);
-    }
-    for (int i = 0; i < recvDepth; i++) {
-      recvChunks[i] = ringChunk();
-      recvViews[i] = recvChunks[i].nio().clear();
-      recvMrs[i] = transport.mr(recvChunks[i]);
-    }
-    for (int i = 0; i < sendDepth; i++) {
-      freeSend[i] = sendDepth - 1 - i;
-    }
-    freeSendTop = sendDepth;
-    transport.reserveCq(recvDepth + sendDepth);
-    cqReserved = true;
-    VerbsNatives.createQp(transport.ctx(), cmId, sendDepth, recvDepth);
-    hasQp = true;
-    for (int i = 0; i < recvDepth; i++) {
-      int rc = postReceive(i);
-      if (rc != 0) {
-        throw new NativeIoException("ibv_post_recv", -rc, "posting initial receives failed");
-      }
-    }
-  }
-
-  private Buffer ringChunk() throws TransportException {
-    Buffer b = transport.bufferPool().allocate(VerbsTransport.EAGER_SIZE);
-    if (b == null) {
-      throw new TransportException("verbs connection to " + remote + ": the buffer pool has no"
-          + " room for a " + ringReserved + "-byte receive ring now ("
-          + transport.bufferPool() + "; raise hadoop.hpc.transport.buffer.pool.max)");
-    }
-    return b;
-  }
-
-  /** Header slot {@code i}'s chunk view; the slot is at {@link #headerAt}. */
-  private ByteBuffer headers(int i) {
-    return headerViews[i / HEADERS_PER_CHUNK];
-  }
-
-  private static int headerAt(int i) {
-    return (i % HEADERS_PER_CHUNK) * VerbsHeader.BYTES;
-  }
-
-  private long headerAddress(int i) {
-    int c = i / HEADERS_PER_CHUNK;
-    return headerMrs[c].addr() + headerChunks[c].slabOffset() + headerAt(i);
-  }
-
-  private int headerLkey(int i) {
-    return headerMrs[i / HEADERS_PER_CHUNK].lkey();
-  }
-
-  byte[] privateData() {
-    return VerbsHeader.privateData(recvDepth);
-  }
-
-  void onCmEvent(int type, int status, ByteBuffer rec, int at) {
-    switch (type) {
-      case VerbsNatives.CM_ADDR_RESOLVED:
-        try {
-          VerbsNatives.resolveRoute(cmId, transport.stepTimeoutMs());
-        } catch (NativeIoException e) {
-          failSetUp(new TransportException("verbs connect to " + remote + ": " + e.getMessage(),
-              e));
-        }
-        return;
-      case VerbsNatives.CM_ROUTE_RESOLVED:
-        try {
-          setUpQueuePair();
-          VerbsNatives.connect(transport.ctx(), cmId, privateData());
-        } catch (java.io.IOException e) {
-          failSetUp(new TransportException("verbs connect to " + remote + ": " + e.getMessage(),
-              e));
-        }
-        return;
-      case VerbsNatives.CM_ESTABLISHED:
-        onEstablished(rec, at);
-        return;
-      case VerbsNatives.CM_ADDR_ERROR:
-      case VerbsNatives.CM_ROUTE_ERROR:
-      case VerbsNatives.CM_UNREACHABLE:
-      case VerbsNatives.CM_REJECTED:
-      case VerbsNatives.CM_CONNECT_ERROR:
-        if (state == CONNECTING) {
-          String what = type == VerbsNatives.CM_REJECTED ? "refused" : "failed";
-          failSetUp(new TransportException("verbs connection to " + remote + " " + what + " ("
-              + VerbsNatives.cmEventName(type) + ", status " + status + ")"));
-        } else {
-          closeConnection(new ConnectionClosedException("verbs connection to " + remote
-              + " lost (" + VerbsNatives.cmEventName(type) + ")"));
-        }
-        return;
-      case VerbsNatives.CM_DISCONNECTED:
-        closeConnection(new ConnectionClosedException("verbs connection to " + remote
-            + " closed by the peer"));
-        return;
-      case VerbsNatives.CM_DEVICE_REMOVAL:
-        closeConnection(new ConnectionClosedException("verbs connection to " + remote
-            + ": RDMA device removed"));
-        return;
-      default:
-        return;
-    }
-  }
-
-  /** Passive side: remembers the peer's window before accepting. */
-  void setPeerCredits(int window) {
-    credits.peerWindow(window);
-  }
-
-  private void onEstablished(ByteBuffer rec, int at) {
-    if (state != CONNECTING) {
-      return;
-    }
-    if (listener == null) {
-      int window = VerbsHeader.creditsFromPrivateData(rec, at + VerbsNatives.CM_PRIVATE_DATA,
-          rec.getInt(at + VerbsNatives.CM_PRIVATE_DATA_LEN));
-      if (window <= 0) {
-        failSetUp(new TransportException("verbs connection to " + remote
-            + ": the peer does not speak hadoop-hpc verbs protocol " + VerbsHeader.VERSION));
-        return;
-      }
-      if (!VerbsCredits.validWindow(window)) {
-        failSetUp(new TransportException("verbs connection to " + remote + ": the peer "
-            + "announced " + window + " receive credits (at most "
-            + VerbsCredits.MAX_PEER_WINDOW + ")"));
-        return;
-      }
-      setPeerCredits(window);
-    }
-    established = true;
-    state = OPEN;
-    if (connectFuture != null) {
-      connectFuture.complete(this);
-    }
-    pump();
-  }
-
-  void failSetUp(TransportException cause) {
-    closeConnection(cause);
-  }
-
-  void refreshRemoteAddress() {
-    try {
-      byte[] raw = VerbsNatives.peerAddress(cmId);
-      int n = raw.length - 2;
-      byte[] ip = java.util.Arrays.copyOf(raw, n);
-      int port = ((raw[n] & 0xff) << 8) | (raw[n + 1] & 0xff);
-      remote = new InetSocketAddress(java.net.InetAddress.getByAddress(ip), port);
-    } catch (java.io.IOException e) {
-      // Keeps the address known so far (the listener's view); only used for messages.
-      remote = remote == null ? new InetSocketAddress(0) : remote;
-    }
-  }
-
-  // ======================================================================================
-  // Data path (loop)
-  // ======================================================================================
-
-  /** A loop-made operation of {@code kind}, from the spares when there is one. */
-  private VerbsOp spare(int kind) {
-    VerbsOp op = spareMessages.poll();
-    if (op == null) {
-      return new VerbsOp(kind);
-    }
-    op.kind = kind;
-    return op;
-  }
-
   private VerbsOp message(byte type, int flags, int reqId, Buffer payload) {
-    VerbsOp op = spare(VerbsOp.MESSAGE);
-    op.type = type;
-    op.flags = flags;
-    op.reqId = reqId;
-    op.payload = payload;
-    op.length = payload == null ? 0 : payload.readableBytes();
-    return op;
+    return ops.message(type, flags, reqId, payload);
   }
 
-  /** A loop-made operation is over. */
-  private void recycle(VerbsOp op) {
-    op.clear();
-    if (spareMessages.size() < SPARE_MESSAGES) {
-      spareMessages.push(op);
-    }
+  VerbsTransport transport() {
+    return transport;
   }
 
-  private void startRequest(VerbsOp op) {
+  /** Queues a message for the peer (sent as credits allow). */
+  void queueMessage(VerbsOp op) {
+    messageBacklog.add(op);
+  }
+
+  /** Queues an RDMA work request (posted as send-queue slots allow). */
+  void queueRdma(VerbsOp op) {
+    sendQueue.queueRdma(op);
+  }
+
+  void startRequest(VerbsOp op) {
     if (state != OPEN) {
       Buffer p = op.payload;
       op.payload = null;
@@ -718,13 +331,7 @@ final class VerbsConnection implements Connection {
       finishOp(op, null, closeCauseOrDefault());
       return;
     }
-    int slot = freeActive[--freeActiveCount];
-    active[slot] = op;
-    op.slot = slot;
-    if (++requestSequence > (Integer.MAX_VALUE - slot) / maxInflight - 1) {
-      requestSequence = 1;
-    }
-    op.reqId = requestSequence * maxInflight + slot;
+    inflightOps.addRequest(op);
     prepare(op, VerbsHeader.REQUEST, VerbsHeader.REQUEST_RNDV, op.payload, false);
     op.messageLive = true;
     messageBacklog.add(op);
@@ -732,12 +339,8 @@ final class VerbsConnection implements Connection {
   }
 
   /** The request op of {@code reqId}, or null (timed out, unknown). */
-  private VerbsOp pendingRequest(int reqId) {
-    if (reqId <= 0) {
-      return null;
-    }
-    VerbsOp op = active[reqId % maxInflight];
-    return op != null && op.kind == VerbsOp.REQUEST && op.reqId == reqId ? op : null;
+  VerbsOp pendingRequest(int reqId) {
+    return inflightOps.pendingRequest(reqId);
   }
 
   /**
@@ -745,7 +348,7 @@ final class VerbsConnection implements Connection {
    * whose payload stays exposed through a memory window (bound as the announcement is posted)
    * until the transfer is over.
    */
-  private void prepare(VerbsOp op, byte eager, byte rendezvous, Buffer payload,
+  private void prepare(VerbsOp op, byte eager, byte announcement, Buffer payload,
       boolean forResponse) {
     op.flags = 0;
     if (payload.readableBytes() <= VerbsTransport.EAGER_SIZE) {
@@ -754,24 +357,7 @@ final class VerbsConnection implements Connection {
       op.length = payload.readableBytes();
       return;
     }
-    VerbsTransport.MrInfo mr = transport.mr(payload);
-    VerbsWindows.Window w;
-    try {
-      w = windows.open(forResponse, op.reqId, payload, System.nanoTime() + ioTimeoutNanos,
-          displaced);
-    } catch (NativeIoException e) {
-      throw new IllegalStateException("verbs connection to " + remote + ": no memory window for"
-          + " a rendezvous: " + e.getMessage(), e);
-    }
-    if (displaced[0] != null) {
-      invalidateLocally(displaced[0]); // a stale id from a timed-out exchange: abandoned
-      displaced[0] = null;
-    }
-    op.type = rendezvous;
-    op.payload = null;
-    op.window = w;
-    op.length = payload.readableBytes();
-    op.address = mr.addr() + payload.slabOffset() + payload.nio().position();
+    rendezvous.announce(op, announcement, payload, forResponse);
   }
 
   private void sendResponse(int reqId, Buffer response) {
@@ -789,12 +375,12 @@ final class VerbsConnection implements Connection {
         return;
       }
     }
-    VerbsOp op = spare(VerbsOp.MESSAGE);
+    VerbsOp op = ops.spare(VerbsOp.MESSAGE);
     op.reqId = reqId;
     if (payload.readableBytes() > VerbsTransport.EAGER_SIZE
-        && windows.exposed() >= windows.limit()) {
+        && rendezvous.exposed() >= rendezvous.limit()) {
       payload.release();
-      protocolError("it left " + windows.exposed() + " rendezvous payloads unacknowledged"
+      protocolError("it left " + rendezvous.exposed() + " rendezvous payloads unacknowledged"
           + " (RNDV_DONE), the most one connection may hold");
       return;
     }
@@ -832,47 +418,9 @@ final class VerbsConnection implements Connection {
     pump();
   }
 
-  private void startUserOp(VerbsOp op) {
-    if (state != OPEN) {
-      finishOp(op, null, closeCauseOrDefault());
-      return;
-    }
-    if (revoked.contains(op.regionKey)) {
-      finishOp(op, null, new TransportException("verbs " + (op.kind == VerbsOp.USER_READ
-          ? "read" : "write") + " of a region " + remote + " no longer exposes (unexposed)"));
-      return;
-    }
-    int slot = freeActive[--freeActiveCount];
-    active[slot] = op;
-    op.slot = slot;
-    rdmaBacklog.add(op);
-    pump();
-  }
-
-  /**
-   * Ends a user operation (request or one-sided): out of the table of operations in flight and
-   * of the in-flight count, then its completion is called. Once only; later calls do nothing.
-   */
-  private void finishOp(VerbsOp op, Object result, Throwable failure) {
-    Completion<?> c = op.completion;
-    if (c == null) {
-      return;
-    }
-    op.completion = null;
-    if (op.slot >= 0) {
-      active[op.slot] = null;
-      freeActive[freeActiveCount++] = op.slot;
-      op.slot = -1;
-    }
-    inflight.decrementAndGet();
-    if (op.kind == VerbsOp.REQUEST && !op.messageLive) {
-      recycleRequest(op);
-    }
-    if (failure == null) {
-      Completions.succeed(c, result);
-    } else {
-      Completions.fail(c, failure);
-    }
+  /** Ends a user operation, once ({@link VerbsInflight#finish}). */
+  void finishOp(VerbsOp op, Object result, Throwable failure) {
+    inflightOps.finish(op, result, failure);
   }
 
   /** Posts what credits and send-queue slots allow; returns credits when owed. */
@@ -880,136 +428,12 @@ final class VerbsConnection implements Connection {
     if (state != OPEN) {
       return;
     }
-    while (!rdmaBacklog.isEmpty() && freeSendTop > 0) {
-      VerbsOp op = rdmaBacklog.poll();
-      if (op.isUser() && op.isDone()) {
-        continue; // timed out while queued
-      }
-      if (!postRdma(op)) {
-        return;
-      }
-    }
-    while (!messageBacklog.isEmpty() && freeSendTop > 1 && credits.canSendMessage()) {
-      if (!postMessage(messageBacklog.poll())) {
-        return;
-      }
-    }
-    if (freeSendTop > 0 && credits.creditMessageDue(!messageBacklog.isEmpty())) {
-      postMessage(creditMessage);
-    }
-  }
-
-  private long wrId(int slot, boolean recv) {
-    return ((long) connId << 32) | (recv ? RECV_FLAG : 0L) | slot;
-  }
-
-  private boolean postMessage(VerbsOp op) {
-    if (op.window != null && !bindWindow(op)) {
-      return false;
-    }
-    int slot = freeSend[--freeSendTop];
-    int header = recvDepth + slot;
-    int returned = op.rawCredits >= 0 ? op.rawCredits : credits.toReturn();
-    VerbsHeader.write(headers(header), headerAt(header), op.type, op.flags, returned, op.reqId,
-        op.length, op.rkey, op.address);
-    long addr = 0;
-    int len = 0;
-    int lkey = 0;
-    if (op.payload != null && op.payload.readableBytes() > 0) {
-      VerbsTransport.MrInfo mr = transport.mr(op.payload);
-      addr = mr.addr() + op.payload.slabOffset() + op.payload.nio().position();
-      len = op.payload.readableBytes();
-      lkey = mr.lkey();
-    }
-    int rc = VerbsNatives.postSend(cmId, wrId(slot, false), headerAddress(header),
-        VerbsHeader.BYTES, headerLkey(header), addr, len, lkey);
-    if (rc != 0) {
-      freeSend[freeSendTop++] = slot;
-      messageOver(op);
-      closeConnection(new ConnectionClosedException("verbs connection to " + remote
-          + ": ibv_post_send failed: errno " + -rc));
-      return false;
-    }
-    credits.sent(op.rawCredits >= 0 ? 0 : returned);
-    sendOps[slot] = op;
-    postedWrs++;
-    return true;
-  }
-
-  /**
-   * Binds the window of a rendezvous announcement to exactly its payload (remote read only),
-   * ahead of the announcement in the same send queue, and puts the new key in the message.
-   */
-  private boolean bindWindow(VerbsOp op) {
-    VerbsWindows.Window w = op.window;
-    op.window = null;
-    int slot = freeSend[--freeSendTop];
-    VerbsTransport.MrInfo mr = transport.mr(w.payload);
-    long rkey = VerbsNatives.postBind(cmId, wrId(slot, false), w.handle, mr.handle(),
-        op.address, op.length, VerbsNatives.ACCESS_REMOTE_READ);
-    if (rkey < 0) {
-      freeSend[freeSendTop++] = slot;
-      messageOver(op);
-      closeConnection(new ConnectionClosedException("verbs connection to " + remote
-          + ": binding a memory window failed: errno " + -rkey));
-      return false;
-    }
-    w.rkey = (int) rkey;
-    op.rkey = (int) rkey;
-    sendOps[slot] = bindMarker;
-    postedWrs++;
-    return true;
-  }
-
-  private boolean postLocalInvalidate(VerbsOp op) {
-    int slot = freeSend[--freeSendTop];
-    int rc = VerbsNatives.postLocalInv(cmId, wrId(slot, false), op.window.rkey);
-    if (rc != 0) {
-      freeSend[freeSendTop++] = slot;
-      recycle(op);
-      closeConnection(new ConnectionClosedException("verbs connection to " + remote
-          + ": invalidating a memory window failed: errno " + -rc));
-      return false;
-    }
-    sendOps[slot] = op;
-    postedWrs++;
-    return true;
-  }
-
-  private boolean postRdma(VerbsOp op) {
-    if (op.kind == VerbsOp.LOCAL_INV) {
-      return postLocalInvalidate(op);
-    }
-    int slot = freeSend[--freeSendTop];
-    VerbsTransport.MrInfo mr = transport.mr(op.local);
-    long addr = mr.addr() + op.local.slabOffset() + op.localPosition;
-    boolean read = op.kind != VerbsOp.USER_WRITE;
-    int rc = VerbsNatives.postRdma(cmId, wrId(slot, false), read, addr, op.length, mr.lkey(),
-        op.remoteAddress, op.remoteKey);
-    if (rc != 0) {
-      freeSend[freeSendTop++] = slot;
-      ConnectionClosedException e = new ConnectionClosedException("verbs connection to "
-          + remote + ": ibv_post_send failed: errno " + -rc);
-      failRdma(op, e);
-      closeConnection(e);
-      return false;
-    }
-    sendOps[slot] = op;
-    postedWrs++;
-    return true;
+    sendQueue.pump();
   }
 
   /** Posts receive slot i; 0 or -errno. */
-  private int postReceive(int i) {
-    int rc = VerbsNatives.postRecv(cmId, wrId(i, true), headerAddress(i), VerbsHeader.BYTES,
-        headerLkey(i), recvMrs[i].addr() + recvChunks[i].slabOffset(),
-        VerbsTransport.EAGER_SIZE, recvMrs[i].lkey());
-    if (rc != 0) {
-      return rc;
-    }
-    recvPosted[i] = true;
-    postedWrs++;
-    return 0;
+  int postReceive(int i) {
+    return receiveRing.post(cmId, VerbsSendQueue.wrId(connId, i, true), i);
   }
 
   /** Delivers receives that waited for pool memory, retries rendezvous reads waiting for it. */
@@ -1017,37 +441,30 @@ final class VerbsConnection implements Connection {
     if (state != OPEN) {
       return;
     }
-    while (!heldSlots.isEmpty() && state == OPEN) {
-      if (!deliverEager(heldSlots.peek())) {
+    int held;
+    while ((held = receiveRing.firstHeld()) >= 0 && state == OPEN) {
+      if (!deliverEager(held)) {
         break;
       }
-      heldSlots.poll();
+      receiveRing.released();
     }
-    while (!rendezvousWaiting.isEmpty()) {
-      VerbsOp op = rendezvousWaiting.peek();
-      op.local = transport.bufferPool().allocate(op.length);
-      if (op.local == null) {
-        break;
-      }
-      rendezvousWaiting.poll();
-      rdmaBacklog.add(op);
-    }
+    rendezvous.retryWaiting();
     pump();
   }
 
   void onCompletion(long wrId, int status, int byteLen, int vendorStatus) {
     int slot = (int) (wrId & 0x7fff_ffffL);
-    if ((wrId & RECV_FLAG) != 0) {
-      onReceive(slot, status, byteLen, vendorStatus);
+    if ((wrId & VerbsSendQueue.RECV_FLAG) != 0) {
+      inbound.onReceive(slot, status, byteLen, vendorStatus);
     } else {
-      onSendCompletion(slot, status, vendorStatus);
+      sendQueue.onCompletion(slot, status, vendorStatus);
     }
-    if (state == CLOSING && postedWrs == 0) {
+    if (state == CLOSING && teardown.postedWrs() == 0) {
       finish();
     }
   }
 
-  private TransportException completionError(int status, int vendorStatus) {
+  TransportException completionError(int status, int vendorStatus) {
     if (status == VerbsNatives.WC_FLUSHED) {
       return closeCauseOrDefault();
     }
@@ -1055,191 +472,9 @@ final class VerbsConnection implements Connection {
         + "failed: " + VerbsNatives.wcStatusText(vendorStatus));
   }
 
-  private void onSendCompletion(int slot, int status, int vendorStatus) {
-    if (slot >= sendDepth || sendOps[slot] == null) {
-      return;
-    }
-    VerbsOp op = sendOps[slot];
-    sendOps[slot] = null;
-    freeSend[freeSendTop++] = slot;
-    postedWrs--;
-    if (status != VerbsNatives.WC_SUCCESS) {
-      TransportException cause = completionError(status, vendorStatus);
-      if (op.kind == VerbsOp.MESSAGE || op.kind == VerbsOp.REQUEST) {
-        messageOver(op);
-      } else if (op.kind != VerbsOp.BIND && op.kind != VerbsOp.LOCAL_INV) {
-        failRdma(op, cause);
-      } else if (op.kind == VerbsOp.LOCAL_INV) {
-        recycle(op); // the window keeps its payload until windows.destroy() in finish()
-      }
-      closeConnection(cause);
-      return;
-    }
-    switch (op.kind) {
-      case VerbsOp.BIND:
-        break;
-      case VerbsOp.LOCAL_INV:
-        windows.closed(op.window);
-        recycle(op);
-        break;
-      case VerbsOp.MESSAGE:
-      case VerbsOp.REQUEST:
-        messageOver(op);
-        break;
-      case VerbsOp.USER_READ:
-        op.local.nio().position(op.localPosition + op.length);
-        finishOp(op, null, null);
-        break;
-      case VerbsOp.USER_WRITE:
-        finishOp(op, null, null);
-        break;
-      case VerbsOp.RNDV_READ:
-        onRendezvousRead(op);
-        break;
-      default:
-        throw new IllegalStateException("unknown verbs op kind " + op.kind);
-    }
-    pump();
-  }
-
-  /**
-   * A message was sent, or will not be: its eager payload is released, and the object goes
-   * back to its pool unless something else still holds it (the shared CREDIT message; a
-   * request still waiting for its response).
-   */
-  private void messageOver(VerbsOp op) {
-    Buffer p = op.payload;
-    op.payload = null;
-    if (p != null) {
-      p.release();
-    }
-    if (op.kind == VerbsOp.REQUEST) {
-      op.messageLive = false;
-      if (op.isDone()) {
-        recycleRequest(op);
-      }
-    } else if (op != creditMessage) {
-      recycle(op);
-    }
-  }
-
-  private void failRdma(VerbsOp op, Throwable cause) {
-    if (op.kind == VerbsOp.LOCAL_INV) {
-      recycle(op); // the window keeps its payload until windows.destroy() in finish()
-      return;
-    }
-    if (op.kind == VerbsOp.RNDV_READ) {
-      if (op.local != null) {
-        op.local.release();
-        op.local = null;
-      }
-      recycle(op);
-      return;
-    }
-    finishOp(op, null, op.timedOut ? timeout(op) : cause);
-  }
-
-  private TransportTimeoutException timeout(VerbsOp op) {
-    return new TransportTimeoutException("verbs " + (op.kind == VerbsOp.USER_READ ? "read"
-        : "write") + " of " + op.length + " bytes on " + remote + " took longer than "
-        + transport.conf().ioTimeoutMs() + " ms (hadoop.hpc.transport.io.timeout)");
-  }
-
-  private void onReceive(int slot, int status, int byteLen, int vendorStatus) {
-    if (slot >= recvDepth || !recvPosted[slot]) {
-      return;
-    }
-    recvPosted[slot] = false;
-    postedWrs--;
-    if (status != VerbsNatives.WC_SUCCESS) {
-      closeConnection(completionError(status, vendorStatus));
-      return;
-    }
-    if (state == CLOSING || state == CLOSED) {
-      return; // arrived while closing: nothing of it is used
-    }
-    // CONNECTING too: the peer may send as soon as it is established, and its first message
-    // can complete here before our own ESTABLISHED event is read.
-    ByteBuffer ring = headers(slot);
-    int at = headerAt(slot);
-    byte type = VerbsHeader.type(ring, at);
-    int reqId = VerbsHeader.reqId(ring, at);
-    if (byteLen < VerbsHeader.BYTES || byteLen > VerbsHeader.BYTES + VerbsTransport.EAGER_SIZE) {
-      protocolError("a message of " + byteLen + " bytes (" + VerbsHeader.BYTES + " .. "
-          + (VerbsHeader.BYTES + VerbsTransport.EAGER_SIZE) + " allowed)");
-      return;
-    }
-    int returned = VerbsHeader.credits(ring, at);
-    if (!credits.returned(returned)) {
-      protocolError("it returned " + returned + " credits while it could owe at most "
-          + credits.outstanding() + " (receive window " + credits.peerWindow() + ")");
-      return;
-    }
-
-    switch (type) {
-      case VerbsHeader.REQUEST:
-      case VerbsHeader.RESPONSE:
-      case VerbsHeader.FAILURE:
-        // The received length is kept in the (local, unused) reserved field of the header slot.
-        ring.putInt(at + 24, byteLen - VerbsHeader.BYTES);
-        if (!deliverEager(slot)) {
-          heldSlots.add(slot);
-        }
-        pump();
-        return;
-      case VerbsHeader.REQUEST_RNDV:
-      case VerbsHeader.RESPONSE_RNDV: {
-        int length = VerbsHeader.length(ring, at);
-        if (length <= 0 || length > maxMessageSize) {
-          protocolError("a rendezvous of " + length + " bytes (1 .. hadoop.hpc.transport.max."
-              + "message.size=" + maxMessageSize + " allowed)");
-          return;
-        }
-        long address = VerbsHeader.address(ring, at);
-        if (address == 0 || wraps(address, length)) {
-          protocolError("a rendezvous of " + length + " bytes at 0x"
-              + Long.toUnsignedString(address, 16) + " (null or wrapping around)");
-          return;
-        }
-        RendezvousTap t = tap;
-        if (t != null && !t.announced(type == VerbsHeader.RESPONSE_RNDV, reqId, length,
-            VerbsHeader.rkey(ring, at), VerbsHeader.address(ring, at))) {
-          break; // the test plays a peer that never reads
-        }
-        startRendezvous(type == VerbsHeader.RESPONSE_RNDV, reqId, length,
-            VerbsHeader.rkey(ring, at), VerbsHeader.address(ring, at));
-        break;
-      }
-      case VerbsHeader.RNDV_DONE: {
-        VerbsWindows.Window w = windows.done(VerbsHeader.flags(ring, at) == 1, reqId);
-        if (w != null) {
-          invalidateLocally(w);
-        }
-        break;
-      }
-      case VerbsHeader.CREDIT:
-        break;
-      case VerbsHeader.REVOKE: {
-        long key = VerbsHeader.address(ring, at);
-        if (!revoked.contains(key) && revoked.size() >= MAX_REVOKED) {
-          protocolError("it revoked more than " + MAX_REVOKED + " regions on one connection");
-          return;
-        }
-        revoked.add(key);
-        VerbsOp ack = message(VerbsHeader.REVOKE_ACK, 0, 0, null);
-        ack.address = key;
-        messageBacklog.add(ack);
-        break;
-      }
-      case VerbsHeader.REVOKE_ACK:
-        transport.revokeAcknowledged(VerbsHeader.address(ring, at));
-        break;
-      default:
-        protocolError("unknown message type " + type);
-        return;
-    }
-    repost(slot);
-    pump();
+  /** An RDMA work request will not complete ({@link VerbsInflight#failRdma}). */
+  void failRdma(VerbsOp op, Throwable cause) {
+    inflightOps.failRdma(op, cause);
   }
 
   /** True when {@code base + length} (unsigned addresses, length >= 0) passes 2^64. */
@@ -1252,29 +487,14 @@ final class VerbsConnection implements Connection {
    * closed (its pool memory returns in {@link #finish}); the transport's other connections are
    * not affected.
    */
-  private void protocolError(String what) {
+  void protocolError(String what) {
     LOG.warn("verbs: closing connection {} (peer {}): protocol violation: {}", connId, remote,
         what);
     closeConnection(new ConnectionClosedException("verbs connection to " + remote
         + " closed: protocol violation by the peer: " + what));
   }
 
-  /**
-   * The transfer through {@code w} is over (acknowledged, abandoned or expired): this side
-   * invalidates the window, and the payload returns when that completes. Not by the peer's SEND
-   * with invalidate: in the lane rxe's receive completions did not report one as
-   * IBV_WC_WITH_INV, and invalidating a window twice took the rdma_rxe driver of Linux 6.1 down
-   * (NULL dereference in rxe_invalidate_mw), so the key's end is in this side's hands only.
-   */
-  private void invalidateLocally(VerbsWindows.Window w) {
-    localInvalidations.incrementAndGet();
-    w.invalidating = true;
-    VerbsOp op = spare(VerbsOp.LOCAL_INV);
-    op.window = w;
-    rdmaBacklog.add(op);
-  }
-
-  private void repost(int slot) {
+  void repost(int slot) {
     if (state == CLOSING || state == CLOSED) {
       return;
     }
@@ -1292,13 +512,13 @@ final class VerbsConnection implements Connection {
    * re-posts the slot. False when the pool has no buffer now: the slot stays held, so its
    * credit is not returned and the peer slows down until memory comes back.
    */
-  private boolean deliverEager(int slot) {
-    ByteBuffer ring = headers(slot);
-    int at = headerAt(slot);
+  boolean deliverEager(int slot) {
+    ByteBuffer ring = receiveRing.headers(slot);
+    int at = VerbsRing.headerAt(slot);
     byte type = VerbsHeader.type(ring, at);
     int reqId = VerbsHeader.reqId(ring, at);
     int length = ring.getInt(at + 24);
-    ByteBuffer payload = recvViews[slot];
+    ByteBuffer payload = receiveRing.payload(slot);
     VerbsOp answered = type == VerbsHeader.REQUEST ? null : pendingRequest(reqId);
     Buffer delivered = null;
     TransportException failure = null;
@@ -1325,57 +545,7 @@ final class VerbsConnection implements Connection {
     return true;
   }
 
-  private void startRendezvous(boolean forResponse, int reqId, int length, int rkey,
-      long address) {
-    if (forResponse && pendingRequest(reqId) == null) {
-      // Timed out here: tell the peer to let go of its buffer without reading it.
-      messageBacklog.add(rendezvousDone(true, reqId, rkey));
-      return;
-    }
-    VerbsOp op = spare(VerbsOp.RNDV_READ);
-    op.forResponse = forResponse;
-    op.reqId = reqId;
-    op.length = length;
-    op.remoteAddress = address;
-    op.remoteKey = rkey;
-    op.local = transport.bufferPool().allocate(length);
-    if (op.local == null) {
-      rendezvousWaiting.add(op);
-    } else {
-      rdmaBacklog.add(op);
-    }
-  }
-
-  private void onRendezvousRead(VerbsOp op) {
-    Buffer payload = op.local;
-    op.local = null;
-    boolean forResponse = op.forResponse;
-    int reqId = op.reqId;
-    int length = op.length;
-    int rkey = op.remoteKey;
-    recycle(op);
-    payload.nio().clear().limit(length);
-    messageBacklog.add(rendezvousDone(forResponse, reqId, rkey));
-    if (forResponse) {
-      VerbsOp pending = pendingRequest(reqId);
-      if (pending == null) {
-        payload.release();
-        return;
-      }
-      finishOp(pending, payload, null);
-    } else {
-      deliverRequest(reqId, payload);
-    }
-  }
-
-  /** RNDV_DONE: the peer may invalidate its window {@code rkey} and let go of the payload. */
-  private VerbsOp rendezvousDone(boolean forResponse, int reqId, int rkey) {
-    VerbsOp done = message(VerbsHeader.RNDV_DONE, forResponse ? 1 : 0, reqId, null);
-    done.rkey = rkey; // for the peer's diagnostics; it invalidates by its own record
-    return done;
-  }
-
-  private void deliverRequest(int reqId, Buffer request) {
+  void deliverRequest(int reqId, Buffer request) {
     RequestHandler handler = listener == null ? null : listener.handler();
     if (handler == null) {
       request.release();
@@ -1405,198 +575,36 @@ final class VerbsConnection implements Connection {
   // ======================================================================================
 
   void checkTimeouts(long now) {
-    if (state == CONNECTING && connectFuture != null && now - connectDeadlineNanos > 0) {
-      TransportTimeoutException e = new TransportTimeoutException("verbs connect to " + remote
-          + " took longer than " + transport.conf().connectTimeoutMs()
-          + " ms (hadoop.hpc.transport.connect.timeout)");
-      connectFuture.completeExceptionally(e);
-      closeConnection(e);
+    if (setUp.connectTimedOut(now) || teardown.graceOver(now) || state != OPEN) {
       return;
     }
-    if (state == CLOSING && now - closeDeadlineNanos > 0) {
-      finish();
-      return;
-    }
-    if (state != OPEN) {
-      return;
-    }
-    VerbsWindows.Window stale;
-    while ((stale = windows.expired(now)) != null) {
-      // The peer neither read nor acknowledged within the io timeout: its key dies now.
-      invalidateLocally(stale);
-    }
-    VerbsOp expired = null;
-    for (VerbsOp op : active) {
-      if (op == null || now - op.deadlineNanos <= 0) {
-        continue;
-      }
-      if (op.kind == VerbsOp.REQUEST) {
-        finishOp(op, null, new TransportTimeoutException("verbs request to " + remote
-            + " got no response within " + transport.conf().ioTimeoutMs()
-            + " ms (hadoop.hpc.transport.io.timeout)"));
-      } else if (expired == null) {
-        expired = op;
-      }
-    }
+    rendezvous.expire(now); // the peer neither read nor acknowledged within the io timeout
+    VerbsOp expired = inflightOps.expire(now);
     if (expired != null) {
       // A one-sided transfer the HCA has not finished: the QP must go to error (flushing the
       // work request) before its buffer may be reused, so the connection goes down with it.
-      for (VerbsOp op : active) {
-        if (op != null && op.isUser() && now - op.deadlineNanos > 0) {
-          op.timedOut = true;
-        }
+      if (sendQueue.unqueueRdma(expired)) {
+        finishOp(expired, null, inflightOps.timeout(expired));
       }
-      if (rdmaBacklog.remove(expired)) {
-        finishOp(expired, null, timeout(expired));
-      }
-      closeConnection(timeout(expired));
+      closeConnection(inflightOps.timeout(expired));
     }
   }
 
-  private TransportException closeCauseOrDefault() {
-    if (closeCause instanceof ConnectionClosedException) {
-      return (ConnectionClosedException) closeCause;
-    }
-    return new ConnectionClosedException("verbs connection to " + remote + " closed",
-        closeCause);
+  TransportException closeCauseOrDefault() {
+    return teardown.closeCauseOrDefault();
   }
 
-  /**
-   * Starts teardown: the QP goes to error so posted work flushes; everything not posted fails
-   * now, posted work fails as its flush completion arrives ({@link #finish} when none is left
-   * or after a grace period).
-   */
+  /** Starts teardown ({@link VerbsTeardown#close}); later calls do nothing. */
   void closeConnection(Throwable cause) {
-    if (state == CLOSING || state == CLOSED) {
-      return;
-    }
-    boolean wasConnecting = state == CONNECTING;
-    state = CLOSING;
-    closeCause = cause;
-    closeDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
-        VerbsTransport.CLOSE_GRACE_MS);
-    if (connectFuture != null && !connectFuture.isDone()) {
-      connectFuture.completeExceptionally(cause instanceof TransportException ? cause
-          : new TransportException("verbs connect to " + remote + " failed", cause));
-    }
-    if (hasQp && !wasConnecting) {
-      VerbsNatives.disconnect(cmId); // errors mean "already disconnected": nothing to do
-    }
-    TransportException closed = closeCauseOrDefault();
-    dropBacklogs(closed);
-    for (VerbsOp op : active) {
-      if (op != null && op.kind == VerbsOp.REQUEST) {
-        finishOp(op, null, closed);
-      }
-    }
-    if (postedWrs == 0 || wasConnecting) {
-      finish();
-    }
+    teardown.close(cause);
   }
 
-  /** Releases and fails what was never posted. */
-  private void dropBacklogs(TransportException closed) {
-    VerbsOp op;
-    while ((op = messageBacklog.poll()) != null) {
-      messageOver(op);
-    }
-    while ((op = rdmaBacklog.poll()) != null) {
-      failRdma(op, closed);
-    }
-    while ((op = rendezvousWaiting.poll()) != null) {
-      failRdma(op, closed);
-    }
-  }
-
-  /** Gives the ring's chunks back to the pool (once: the references are dropped). */
-  private void releaseRing() {
-    for (int i = 0; i < recvChunks.length; i++) {
-      if (recvChunks[i] != null) {
-        recvChunks[i].release();
-        recvChunks[i] = null;
-        recvViews[i] = null;
-      }
-    }
-    if (headerChunks != null) {
-      for (int c = 0; c < headerChunks.length; c++) {
-        if (headerChunks[c] != null) {
-          headerChunks[c].release();
-          headerChunks[c] = null;
-        }
-      }
-      headerChunks = null;
-      headerViews = null;
-    }
-    if (ringReserved > 0) {
-      transport.releaseRing(ringReserved);
-      ringReserved = 0;
-    }
-  }
-
-  /** Destroys the QP and id, then releases every buffer still held. */
+  /** Destroys the QP and id, then releases every buffer still held (once). */
   void finish() {
-    if (state == CLOSED) {
-      return;
-    }
-    state = CLOSED;
-    TransportException closed = closeCauseOrDefault();
-    // Windows before the QP: a bound type 2 window holds a reference to its QP, and rdma_rxe
-    // (Linux 6.1) waits for it for tens of seconds when destroying the QP (seen in the lane).
-    // Deallocating a window invalidates it; its payload goes back to the pool here.
-    NativeIoException windowFailure = windows.destroy();
-    if (windowFailure != null) {
-      transport.logTeardownProblem(windowFailure);
-    }
-    boolean qpGone = true;
-    if (cmId != 0) {
-      qpGone = transport.destroyId(cmId);
-      transport.forget(this);
-      cmId = 0;
-    }
-    // The QP is gone: nothing will touch these buffers any more.
-    List<VerbsOp> posted = new ArrayList<>();
-    for (int i = 0; i < sendDepth; i++) {
-      if (sendOps[i] != null) {
-        posted.add(sendOps[i]);
-        sendOps[i] = null;
-      }
-    }
-    for (VerbsOp op : posted) {
-      if (op.kind == VerbsOp.MESSAGE || op.kind == VerbsOp.REQUEST) {
-        messageOver(op);
-      } else if (op.kind != VerbsOp.BIND) {
-        failRdma(op, closed);
-      }
-    }
-    dropBacklogs(closed);
-    for (VerbsOp op : active) {
-      if (op != null) {
-        finishOp(op, null, op.timedOut ? timeout(op) : closed);
-      }
-    }
-    for (int i = 0; i < recvDepth; i++) {
-      recvPosted[i] = false;
-    }
-    heldSlots.clear();
-    postedWrs = 0;
-    if (qpGone) {
-      releaseRing();
-    } else {
-      // The HCA may still write into posted receives: leak the chunks rather than reuse them.
-      transport.releaseRing(ringReserved);
-      ringReserved = 0;
-    }
-    if (cqReserved) {
-      transport.releaseCq(recvDepth + sendDepth);
-      cqReserved = false;
-    }
-    transport.removeConnection(this);
-    if (listener != null && established) {
-      try {
-        listener.handler().onClose(this);
-      } catch (RuntimeException e) {
-        LOG.warn("request handler failed in onClose for {}", remote, e);
-      }
-    }
+    teardown.finish();
+  }
+
+  VerbsListener listener() {
+    return listener;
   }
 }

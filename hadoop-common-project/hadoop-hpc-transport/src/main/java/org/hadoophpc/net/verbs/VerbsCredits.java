@@ -44,7 +44,7 @@ final class VerbsCredits {
   /**
    * Our receive depth: credits owed before a CREDIT message of its own goes out are half of it,
    * and never 1, or CREDIT messages would answer each other without end (see
-   * {@link VerbsTransport#MIN_RECV_DEPTH}).
+   * {@link VerbsRing#MIN_RECV_DEPTH}).
    */
   void ownWindow(int recvDepth) {
     threshold = Math.max(2, recvDepth / 2);

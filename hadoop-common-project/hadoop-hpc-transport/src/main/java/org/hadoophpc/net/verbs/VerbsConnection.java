@@ -370,8 +370,8 @@ final class VerbsConnection implements Connection {
       payload = transport.copyIntoPool(response);
       response.release();
       if (payload == null) {
-        sendFailure(reqId, RemoteFailureException.NO_CODE, "responder out of registered memory for a " + response.capacity()
-            + "-byte response");
+        sendFailure(reqId, RemoteFailureException.NO_CODE, "responder out of registered memory"
+            + " for a " + response.capacity() + "-byte response");
         return;
       }
     }
@@ -549,7 +549,8 @@ final class VerbsConnection implements Connection {
     RequestHandler handler = listener == null ? null : listener.handler();
     if (handler == null) {
       request.release();
-      sendFailure(reqId, RemoteFailureException.NO_CODE, "no request handler on this side of the connection");
+      sendFailure(reqId, RemoteFailureException.NO_CODE,
+          "no request handler on this side of the connection");
       return;
     }
     VerbsAnswer slot = answers.next();

@@ -113,6 +113,8 @@ final class VerbsConnection implements Connection {
 
   /** Ending the connection, once ({@link VerbsTeardown}). */
   private final VerbsTeardown teardown;
+  /** What the peer may do before it authenticated ({@link VerbsAdmission}). */
+  final VerbsAdmission admission;
 
   VerbsConnection(VerbsTransport transport, int connId, long cmId, VerbsListener listener,
       InetSocketAddress remote) {
@@ -140,6 +142,18 @@ final class VerbsConnection implements Connection {
     this.oneSided = new VerbsOneSided(this, inflightOps, inbound, ioTimeoutNanos);
     this.teardown = new VerbsTeardown(this, setUp, receiveRing, sendQueue, rendezvous,
         inflightOps);
+    RequestHandler h = listener == null ? null : listener.handler();
+    this.admission = new VerbsAdmission(h == null || !h.authenticates(), ioTimeoutNanos);
+  }
+
+  @Override
+  public void trust() {
+    admission.trust();
+  }
+
+  @Override
+  public boolean trusted() {
+    return admission.trusted();
   }
 
   // ======================================================================================
@@ -298,6 +312,7 @@ final class VerbsConnection implements Connection {
     a.failure = null;
     a.failureCode = RemoteFailureException.NO_CODE;
     answers.recycle(a);
+    admission.answered();
     if (response != null) {
       sendResponse(reqId, response);
     } else {
@@ -577,6 +592,14 @@ final class VerbsConnection implements Connection {
 
   void checkTimeouts(long now) {
     if (setUp.connectTimedOut(now) || teardown.graceOver(now) || state != OPEN) {
+      return;
+    }
+    if (admission.overdue(now)) {
+      LOG.warn("verbs: {} did not authenticate within {} ms; closing the connection", remote,
+          admission.timeoutMs());
+      closeConnection(new ConnectionClosedException("verbs connection to " + remote + " closed:"
+          + " the peer did not authenticate within the i/o timeout"
+          + " (hadoop.hpc.transport.io.timeout)"));
       return;
     }
     rendezvous.expire(now); // the peer neither read nor acknowledged within the io timeout

@@ -79,6 +79,12 @@ final class VerbsInbound {
       return;
     }
 
+    String refused = conn.admission.admit(type, VerbsHeader.length(headers, at));
+    if (refused != null) {
+      conn.protocolError(refused);
+      return;
+    }
+
     switch (type) {
       case VerbsHeader.REQUEST:
       case VerbsHeader.RESPONSE:

@@ -244,7 +244,8 @@ check "stop-dfs.sh" "${A}/sbin/stop-dfs.sh"
 
 echo "== MapReduce over Lustre without local disks (etc/hadoop/modes/lustre-no-local-disks)"
 lconf="${work}/conf-lustre"
-cp -r "${A}/etc/hadoop" "${lconf}" && cp "${A}/etc/hadoop/modes/lustre-no-local-disks/"* "${lconf}/"
+cp -r "${A}/etc/hadoop" "${lconf}" &&
+  "${A}/sbin/hpc-cluster.sh" apply-mode --mode lustre-no-local-disks --conf-dir "${lconf}" >/dev/null
 mnt="${A}/lustre" # the template's stand-in for the mount: ${env.HADOOP_HOME}/lustre
 # The Lustre binding runs for real against rdma-native's liblustreapi test double: the marker
 # file makes the stand-in a 4-OST "Lustre" mount; OSTs 0-1 sit on this host, 2-3 elsewhere.
@@ -300,10 +301,11 @@ check "the job's published map outputs are deleted after it" test -z "$(ls -A "$
 expect_output "stop-all.sh without HDFS" "stopped resourcemanager" "${A}/sbin/stop-all.sh" --config "${lconf}"
 echo "== HDFS storage mode hhh-m (etc/hadoop/modes/hhh-m)"
 hconf="${work}/conf-hhh-m"
-cp -r "${A}/etc/hadoop" "${hconf}" && cp "${A}/etc/hadoop/modes/hhh-m/"* "${hconf}/"
+cp -r "${A}/etc/hadoop" "${hconf}" &&
+  "${A}/sbin/hpc-cluster.sh" apply-mode --mode hhh-m --conf-dir "${hconf}" >/dev/null
 # The template's RAM disk and locked memory, made this run's own and small.
 ram="/dev/shm/hadoop-hpc-e2e-$$"
-sed -i -e "s|\[RAM_DISK\]/dev/shm/hadoop-hpc-\${user.name}/dfs/ram|[RAM_DISK]${ram}|" \
+sed -i -e "s|\[RAM_DISK\]/dev/shm/hadoop-hpc-\${user.name}/\${env.HADOOP_HPC_NODE}/dfs/ram|[RAM_DISK]${ram}|" \
   -e 's|<value>4g</value>|<value>256m</value>|' "${hconf}/hdfs-site.xml"
 badh="${work}/conf-hhh-m-bad"
 cp -r "${hconf}" "${badh}"

@@ -8,33 +8,10 @@ here=$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=../../hadoop-dist/src/main/libexec/hpc-functions.sh
 . "${here}/../../hadoop-dist/src/main/libexec/hpc-functions.sh"
 
-passed=0
-failed=0
+# shellcheck source=lib/assert.sh
+. "${here}/lib/assert.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "${tmp}"' EXIT
-
-## assert_eq NAME EXPECTED ACTUAL
-assert_eq() {
-  if [[ "$2" == "$3" ]]; then
-    passed=$((passed + 1))
-    echo "  ok   $1"
-  else
-    failed=$((failed + 1))
-    echo "  FAIL $1: expected '$2', got '$3'"
-  fi
-}
-
-## assert_contains NAME NEEDLE HAYSTACK
-assert_contains() {
-  if [[ "$3" == *"$2"* ]]; then
-    passed=$((passed + 1))
-    echo "  ok   $1"
-  else
-    failed=$((failed + 1))
-    echo "  FAIL $1: '$2' not in:"
-    printf '%s\n' "$3" | sed 's/^/       | /'
-  fi
-}
 
 echo "== hpc_parse_args"
 hpc_parse_args --config /etc/x --daemon start --loglevel DEBUG namenode -format

@@ -86,6 +86,13 @@ hpc_load_env() {
   fi
   HADOOP_CONF_DIR=$(cd -P -- "${HADOOP_CONF_DIR}" && pwd -P)
   export HADOOP_CONF_DIR
+  HPC_HOSTNAME=$(hostname 2>/dev/null || echo localhost)
+  # This node's name: ${env.HADOOP_HPC_NODE} in the *-site.xml files names per-node directories
+  # on a shared mount, and a configuration written by sbin/hpc-cluster.sh puts it in the pid,
+  # log and state directories (hadoop-env.sh may use it). sbin/hpc-cluster.sh sets it to the
+  # host's name in the host list; otherwise it is the host name.
+  HADOOP_HPC_NODE=${HADOOP_HPC_NODE:-${HPC_HOSTNAME}}
+  export HADOOP_HPC_NODE
   if [[ -f "${HADOOP_CONF_DIR}/hadoop-env.sh" ]]; then
     # shellcheck source=/dev/null
     . "${HADOOP_CONF_DIR}/hadoop-env.sh"
@@ -99,11 +106,34 @@ hpc_load_env() {
   HADOOP_SSH_OPTS=${HADOOP_SSH_OPTS:--o BatchMode=yes -o StrictHostKeyChecking=no -o ConnectTimeout=10}
   export HADOOP_LOG_DIR HADOOP_PID_DIR HADOOP_IDENT_STRING HADOOP_STOP_TIMEOUT
   export HADOOP_HPC_START_TIMEOUT HADOOP_SSH_OPTS
-  HPC_HOSTNAME=$(hostname 2>/dev/null || echo localhost)
-  # This node's name for per-node directories on a shared mount: ${env.HADOOP_HPC_NODE} in the
-  # *-site.xml files (MapReduce over Lustre without local disks).
-  HADOOP_HPC_NODE=${HADOOP_HPC_NODE:-${HPC_HOSTNAME}}
-  export HADOOP_HPC_NODE
+  # The name (or address) this node's daemons bind and register with: ${env.HADOOP_HPC_NODE_HOST}
+  # in a configuration written by sbin/hpc-cluster.sh. Only a daemon start fails without it.
+  if [[ -z "${HADOOP_HPC_NODE_HOST:-}" ]]; then
+    if ! HADOOP_HPC_NODE_HOST=$(hpc_node_host "${HADOOP_HPC_NODE}"); then
+      [[ "${HPC_DAEMON_MODE:-}" == "start" ]] && exit 1
+      HADOOP_HPC_NODE_HOST=${HADOOP_HPC_NODE}
+    fi
+  fi
+  export HADOOP_HPC_NODE_HOST
+}
+
+## hpc_node_host NODE: the name or address NODE's daemons use on the fast network. With
+## HADOOP_HPC_IB_INTERFACE (e.g. ib0): that interface's IPv4 address on this host (fails, saying
+## why, when it has none); with HADOOP_HPC_IB_SUFFIX (e.g. -ib): NODE plus the suffix, the IPoIB
+## name most IB clusters give each node; else NODE itself.
+hpc_node_host() {
+  local node=$1 iface=${HADOOP_HPC_IB_INTERFACE:-} addr
+  if [[ -n "${iface}" ]]; then
+    addr=$(ip -4 -o addr show dev "${iface}" 2>/dev/null |
+      sed -n 's|.* inet \([0-9.]*\)/.*|\1|p' | head -n 1)
+    if [[ -z "${addr}" ]]; then
+      hpc_error "HADOOP_HPC_IB_INTERFACE=${iface}: no IPv4 address on ${iface} on ${HPC_HOSTNAME:-$(hostname)} ('ip -4 addr show dev ${iface}')"
+      return 1
+    fi
+    printf '%s' "${addr}"
+  else
+    printf '%s%s' "${node}" "${HADOOP_HPC_IB_SUFFIX:-}"
+  fi
 }
 
 ## Finds java in JAVA_HOME; explains how to set it when missing. Sets JAVA.
@@ -412,26 +442,192 @@ hpc_workers() {
   sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "${file}"
 }
 
-## Runs COMMAND... on each of HOSTS (space separated): locally without ssh, else over ssh.
-## Output lines of remote hosts are prefixed with the host name. Fails if any host failed.
+## Is HOST a name of the loopback interface? (a workers file of one machine says localhost)
+hpc_is_loopback() {
+  case "$1" in
+    localhost|127.*|::1) return 0 ;;
+  esac
+  return 1
+}
+
+## hpc_on_host HOST COMMAND...: runs COMMAND for HOST: here when HOST is this machine, else over
+## ssh (HADOOP_SSH_OPTS; exit code 255 when ssh cannot reach it). The command sees
+## HADOOP_HPC_NODE=HOST (unless HOST is a loopback name), so per-host directories follow the
+## host list even where `hostname` says something else.
+hpc_on_host() {
+  local host=$1
+  shift
+  local node=()
+  hpc_is_loopback "${host}" || node=(env "HADOOP_HPC_NODE=${host}")
+  if hpc_is_local_host "${host}"; then
+    "${node[@]}" "$@"
+  else
+    # shellcheck disable=SC2086  # HADOOP_SSH_OPTS holds several ssh options
+    ssh ${HADOOP_SSH_OPTS:-} "${host}" -- "$(printf '%q ' "${node[@]}" "$@")"
+  fi
+}
+
+## hpc_fanout OUTDIR HOSTS COMMAND...: runs COMMAND for each of HOSTS (space separated) with
+## hpc_on_host, at most HADOOP_SSH_PARALLEL (default 10) at a time, so a large allocation does
+## not open hundreds of ssh sessions at once. Each host's output goes to OUTDIR/HOST.out, its
+## exit code to OUTDIR/HOST.rc. A host that fails or hangs holds one slot and nothing else.
+hpc_fanout() {
+  local outdir=$1 hosts=$2
+  shift 2
+  local max=${HADOOP_SSH_PARALLEL:-10} running=0 host
+  if [[ ! "${max}" =~ ^[1-9][0-9]*$ ]]; then
+    hpc_error "HADOOP_SSH_PARALLEL=${max} is not a positive number"
+    return 1
+  fi
+  for host in ${hosts}; do
+    if ((running >= max)); then
+      wait -n
+      running=$((running - 1))
+    fi
+    {
+      hpc_on_host "${host}" "$@" >"${outdir}/${host}.out" 2>&1 </dev/null
+      echo "$?" >"${outdir}/${host}.rc"
+    } &
+    running=$((running + 1))
+  done
+  wait
+}
+
+## Runs COMMAND... on each of HOSTS (space separated), hpc_fanout's way. Output of remote hosts
+## is prefixed with the host name. Fails if any host failed.
 hpc_on_hosts() {
   local hosts=$1
   shift
-  local host rc=0 pids=() quoted
-  quoted=$(printf '%q ' "$@")
+  local dir host rc=0
+  dir=$(mktemp -d) || return 1
+  hpc_fanout "${dir}" "${hosts}" "$@" || rc=1
   for host in ${hosts}; do
     if hpc_is_local_host "${host}"; then
-      "$@" &
+      cat "${dir}/${host}.out"
     else
-      # shellcheck disable=SC2086  # HADOOP_SSH_OPTS holds several ssh options
-      ssh ${HADOOP_SSH_OPTS} "${host}" -- "${quoted}" 2>&1 | sed "s/^/${host}: /" &
+      sed "s/^/${host}: /" "${dir}/${host}.out"
     fi
-    pids+=($!)
+    [[ "$(cat "${dir}/${host}.rc" 2>/dev/null)" == "0" ]] || rc=1
   done
-  for host in "${pids[@]}"; do
-    wait "${host}" || rc=1
-  done
+  rm -rf "${dir}"
   return "${rc}"
+}
+
+# ---------------------------------------------------------------------------------------------
+# cluster configuration (sbin/hpc-cluster.sh)
+
+## hpc_host_list FILE: the hosts of the job, one per line, duplicates dropped, order kept: from
+## FILE if given (one host per line, '#' comments; a PBS node file or `host slots=N` lines work
+## too), else Slurm's SLURM_JOB_NODELIST expanded by `scontrol show hostnames`, else PBS's
+## PBS_NODEFILE (one line per core). Says where it took them from in HPC_HOSTS_SOURCE.
+hpc_host_list() {
+  local file=${1:-} list
+  if [[ -n "${file}" ]]; then
+    [[ -r "${file}" ]] || { hpc_error "--hosts ${file}: no such readable file"; return 1; }
+    HPC_HOSTS_SOURCE="${file}"
+  elif [[ -n "${SLURM_JOB_NODELIST:-}" ]]; then
+    command -v scontrol >/dev/null 2>&1 || {
+      hpc_error "SLURM_JOB_NODELIST=${SLURM_JOB_NODELIST} is set but scontrol is not on PATH (or pass --hosts FILE)"
+      return 1
+    }
+    list=$(scontrol show hostnames "${SLURM_JOB_NODELIST}") || {
+      hpc_error "scontrol show hostnames ${SLURM_JOB_NODELIST} failed"
+      return 1
+    }
+    HPC_HOSTS_SOURCE="SLURM_JOB_NODELIST=${SLURM_JOB_NODELIST}"
+  elif [[ -n "${PBS_NODEFILE:-}" ]]; then
+    [[ -r "${PBS_NODEFILE}" ]] || { hpc_error "PBS_NODEFILE=${PBS_NODEFILE} is not readable"; return 1; }
+    file=${PBS_NODEFILE}
+    HPC_HOSTS_SOURCE="PBS_NODEFILE=${PBS_NODEFILE}"
+  else
+    hpc_error "no host list: pass --hosts FILE, or run inside a Slurm (SLURM_JOB_NODELIST) or PBS (PBS_NODEFILE) job"
+    return 1
+  fi
+  if [[ -n "${file}" ]]; then
+    list=$(cat "${file}")
+  fi
+  # shellcheck disable=SC2034  # read by the caller
+  HPC_HOSTS=$(awk '{ sub(/#.*/, "") } NF { if (!seen[$1]++) print $1 }' <<<"${list}")
+  if [[ -z "${HPC_HOSTS}" ]]; then
+    hpc_error "the host list (${HPC_HOSTS_SOURCE}) is empty"
+    return 1
+  fi
+}
+
+## hpc_min_workers SPEC TOTAL: how many of TOTAL workers must be live for SPEC (N, or P% rounded
+## up); fails naming the problem when SPEC is malformed or more than TOTAL.
+hpc_min_workers() {
+  local spec=$1 total=$2 need
+  if [[ "${spec}" =~ ^([0-9]+)%$ ]]; then
+    need=$(((BASH_REMATCH[1] * total + 99) / 100))
+    ((BASH_REMATCH[1] <= 100)) || { hpc_error "--min-workers ${spec}: more than 100%"; return 1; }
+  elif [[ "${spec}" =~ ^[0-9]+$ ]]; then
+    need=${spec}
+  else
+    hpc_error "--min-workers ${spec}: give a number of workers (e.g. 8) or a share (e.g. 90%)"
+    return 1
+  fi
+  if ((need > total)); then
+    hpc_error "--min-workers ${spec}: needs ${need} live workers, but there are only ${total}"
+    return 1
+  fi
+  ((need >= 1)) || need=1
+  printf '%s' "${need}"
+}
+
+## hpc_xml_escape TEXT: TEXT with &, < and > escaped for an XML value.
+hpc_xml_escape() {
+  local s=${1//&/&amp;}
+  s=${s//</&lt;}
+  printf '%s' "${s//>/&gt;}"
+}
+
+## hpc_conf_merge BASE OVERLAY: prints the Hadoop configuration file BASE with the properties of
+## OVERLAY merged in: a property of OVERLAY replaces BASE's property of the same name where it
+## stands (comments of the overlay's property go with it), the others are added at the end, in
+## OVERLAY's order. Everything else of BASE is kept as it is.
+hpc_conf_merge() {
+  awk '
+    function prop_name(block,   m) {
+      if (match(block, /<name>[^<]*<\/name>/)) {
+        m = substr(block, RSTART + 6, RLENGTH - 13)
+        gsub(/^[ \t\n]+|[ \t\n]+$/, "", m)
+        return m
+      }
+      return ""
+    }
+    FNR == 1 { part++ }
+    part == 1 {
+      if ($0 ~ /<property[ >]/) { inprop = 1; block = "" }
+      if (inprop) {
+        block = block $0 "\n"
+        if ($0 ~ /<\/property>/) {
+          inprop = 0
+          name = prop_name(block)
+          if (!(name in over)) order[++n] = name
+          over[name] = block
+        }
+      }
+      next
+    }
+    {
+      if (!inprop && $0 ~ /<property[ >]/) { inprop = 1; block = "" }
+      if (inprop) {
+        block = block $0 "\n"
+        if ($0 ~ /<\/property>/) {
+          inprop = 0
+          name = prop_name(block)
+          if (name in over) { printf "%s", over[name]; used[name] = 1 }
+          else printf "%s", block
+        }
+        next
+      }
+      if ($0 ~ /<\/configuration>/) {
+        for (i = 1; i <= n; i++) if (!(order[i] in used)) printf "%s", over[order[i]]
+      }
+      print
+    }
+  ' "$2" "$1"
 }
 
 # ---------------------------------------------------------------------------------------------

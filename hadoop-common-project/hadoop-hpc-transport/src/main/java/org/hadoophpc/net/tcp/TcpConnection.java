@@ -15,7 +15,6 @@ import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
@@ -24,6 +23,7 @@ import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Completions;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
+import org.hadoophpc.net.InflightTable;
 import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
@@ -69,7 +69,6 @@ final class TcpConnection implements Connection {
   private final int maxMessageSize;
   private final long ioTimeoutNanos;
 
-  private final AtomicInteger inFlight = new AtomicInteger();
   private final ArrayBlockingQueue<OutboundFrame> outbox;
   /** Operation objects for reuse (taken by callers, given back by the loop). */
   private final SpareObjects<TcpOp> spareOps;
@@ -81,10 +80,8 @@ final class TcpConnection implements Connection {
   // Loop-thread state.
   private SelectionKey key;
   private boolean finished;
-  private final TcpOp[] slots;
-  private final int[] freeSlots;
-  private int freeCount;
-  private long sequence;
+  /** Operations in flight: places (any thread), slots and ids (loop). */
+  private final InflightTable<TcpOp> inflight;
   private final ArrayDeque<OutboundFrame> writeQueue = new ArrayDeque<>();
   private final ArrayDeque<ServedFrame> spareFrames = new ArrayDeque<>();
   private OutboundFrame current;
@@ -118,11 +115,7 @@ final class TcpConnection implements Connection {
     this.maxMessageSize = transport.conf().maxMessageSize();
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
     this.outbox = new ArrayBlockingQueue<>(2 * maxInflight + 8);
-    this.slots = new TcpOp[maxInflight];
-    this.freeSlots = new int[maxInflight];
-    for (int i = maxInflight - 1; i >= 0; i--) {
-      freeSlots[freeCount++] = i;
-    }
+    this.inflight = new InflightTable<>(maxInflight, Long.MAX_VALUE);
     this.spareOps = new SpareObjects<>(maxInflight, () -> new TcpOp(this));
     this.answers = new AnswerSlots<>(handler == null ? 1 : maxInflight,
         i -> new TcpResponder(this, i));
@@ -169,7 +162,7 @@ final class TcpConnection implements Connection {
 
   @Override
   public int inFlight() {
-    return inFlight.get();
+    return inflight.count();
   }
 
   // ---------------------------------------------------------------- any thread
@@ -303,14 +296,7 @@ final class TcpConnection implements Connection {
   }
 
   private boolean reserve() {
-    int n;
-    do {
-      n = inFlight.get();
-      if (n >= maxInflight) {
-        return false;
-      }
-    } while (!inFlight.compareAndSet(n, n + 1));
-    return true;
+    return inflight.acquire();
   }
 
   /** Reserves an in-flight place and hands a pooled operation to the loop; false if none. */
@@ -372,10 +358,7 @@ final class TcpConnection implements Connection {
     OutboundFrame f;
     while ((f = outbox.poll()) != null) {
       if (f instanceof TcpOp op) {
-        int slot = freeSlots[--freeCount];
-        op.slot = slot;
-        op.id = ++sequence * slots.length + slot;
-        slots[slot] = op;
+        inflight.add(op);
       } else if (f instanceof TcpResponder) {
         unanswered--;
       }
@@ -725,9 +708,8 @@ final class TcpConnection implements Connection {
     if (opId <= 0) {
       return null;
     }
-    int slot = (int) (opId % slots.length);
-    TcpOp op = slots[slot];
-    if (op == null || op.id != opId || (expectedType != 0 && op.type != expectedType)) {
+    TcpOp op = inflight.find(opId);
+    if (op == null || (expectedType != 0 && op.type != expectedType)) {
       return null;
     }
     retire(op);
@@ -735,14 +717,10 @@ final class TcpConnection implements Connection {
   }
 
   private void retire(TcpOp op) {
-    if (op.slot >= 0) {
-      slots[op.slot] = null;
-      freeSlots[freeCount++] = op.slot;
-      op.slot = -1;
-    }
+    inflight.remove(op);
     if (!op.retired) {
       op.retired = true;
-      inFlight.decrementAndGet();
+      inflight.release();
     }
   }
 
@@ -800,7 +778,8 @@ final class TcpConnection implements Connection {
           + " (hadoop.hpc.transport.io.timeout)", null, null);
       return;
     }
-    for (TcpOp op : slots) {
+    for (int i = 0; i < inflight.capacity(); i++) {
+      TcpOp op = inflight.at(i);
       if (op != null && now - op.deadline >= 0) {
         if (op == current) {
           closeNow("a frame could not be written within the i/o timeout", null, op);
@@ -870,7 +849,8 @@ final class TcpConnection implements Connection {
       inPayload.release();
       inPayload = null;
     }
-    for (TcpOp op : slots) {
+    for (int i = 0; i < inflight.capacity(); i++) {
+      TcpOp op = inflight.at(i);
       if (op != null) {
         retire(op);
         op.finish(null, op == timedOut ? timeout(op) : closed(op, reason, cause));
@@ -895,7 +875,7 @@ final class TcpConnection implements Connection {
       if (f instanceof TcpOp op) {
         if (!op.retired) {
           op.retired = true;
-          inFlight.decrementAndGet();
+          inflight.release();
         }
         op.finish(null, closed(op, reason, cause));
       }
@@ -910,7 +890,7 @@ final class TcpConnection implements Connection {
 
   @Override
   public String toString() {
-    return "TcpConnection[" + peer + (open ? "" : ", closed") + ", inFlight=" + inFlight.get()
+    return "TcpConnection[" + peer + (open ? "" : ", closed") + ", inFlight=" + inflight.count()
         + "]";
   }
 }

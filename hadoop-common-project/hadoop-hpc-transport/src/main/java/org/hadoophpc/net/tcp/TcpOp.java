@@ -8,23 +8,24 @@ import java.nio.ByteBuffer;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Completions;
+import org.hadoophpc.net.InflightTable;
 
 /**
  * One operation this side started (request, one-sided read or write): the caller's
- * {@link Completion}, the frame that starts it, and its slot in the connection's table of
- * operations in flight.
+ * {@link Completion}, the frame that starts it, and its slot in the connection's
+ * {@link InflightTable} of operations in flight.
  *
  * <p>Pooled per connection ({@link TcpConnection#recycle(TcpOp)}): an operation object is
  * reused once both of its uses are over, the operation (completed, its completion called) and
  * the frame (sent or dropped; a timed-out request may still sit in the write queue). Late
- * answers cannot reach a reused object: they are matched by operation id, whose upper part is
- * a per-connection sequence.
+ * answers cannot reach a reused object: they are matched by the id the table gave, whose upper
+ * part is a generation.
  *
  * <p>Filled on the caller's thread, then confined to the connection's event-loop thread (it
  * crosses once, through the connection's outbox). Completed only on that thread, except when
  * the loop has already terminated.
  */
-final class TcpOp implements OutboundFrame {
+final class TcpOp extends InflightTable.Entry implements OutboundFrame {
   final TcpConnection connection;
   /** {@link TcpFrame#REQUEST}, {@link TcpFrame#READ_REQUEST} or {@link TcpFrame#WRITE_REQUEST}. */
   byte type;
@@ -34,9 +35,6 @@ final class TcpOp implements OutboundFrame {
   long offset;
   int length;
   long deadline;
-  /** Assigned by the loop when the operation takes a slot. */
-  long id;
-  int slot = -1;
   /** Counted in {@link TcpConnection#inFlight()} until retired. */
   boolean retired;
   private int savedPosition = -1;
@@ -67,8 +65,7 @@ final class TcpOp implements OutboundFrame {
   void clear() {
     buffer = null;
     completion = null;
-    id = 0;
-    slot = -1;
+    clearInflight();
     retired = false;
     savedPosition = -1;
     framePending = false;
@@ -112,18 +109,18 @@ final class TcpOp implements OutboundFrame {
     switch (type) {
       case TcpFrame.REQUEST: {
         ByteBuffer b = buffer.nio();
-        TcpFrame.encode(header, type, b.remaining(), id, 0, 0, 0);
+        TcpFrame.encode(header, type, b.remaining(), inflightId(), 0, 0, 0);
         return b;
       }
       case TcpFrame.WRITE_REQUEST: {
         // The source stays the caller's: its position is put back once the bytes are out.
         ByteBuffer b = buffer.nio();
         savedPosition = b.position();
-        TcpFrame.encode(header, type, b.remaining(), id, key, offset, 0);
+        TcpFrame.encode(header, type, b.remaining(), inflightId(), key, offset, 0);
         return b;
       }
       default:
-        TcpFrame.encode(header, type, 0, id, key, offset, length);
+        TcpFrame.encode(header, type, 0, inflightId(), key, offset, length);
         return null;
     }
   }
@@ -167,10 +164,10 @@ final class TcpOp implements OutboundFrame {
   /** For messages: "request 7 to /10.0.0.2:4000", "read of 4096 bytes at 0 of region 3 ...". */
   String describe() {
     String what = switch (type) {
-      case TcpFrame.REQUEST -> "request " + id;
-      case TcpFrame.READ_REQUEST -> "read " + id + " of " + length + " bytes at " + offset
+      case TcpFrame.REQUEST -> "request " + inflightId();
+      case TcpFrame.READ_REQUEST -> "read " + inflightId() + " of " + length + " bytes at " + offset
           + " of region " + key;
-      default -> "write " + id + " at " + offset + " of region " + key;
+      default -> "write " + inflightId() + " at " + offset + " of region " + key;
     };
     return what + (type == TcpFrame.REQUEST ? " to " : " on ") + connection.peer();
   }

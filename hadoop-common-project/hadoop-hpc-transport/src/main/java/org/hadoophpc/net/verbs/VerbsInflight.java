@@ -3,18 +3,18 @@
  */
 package org.hadoophpc.net.verbs;
 
-import java.util.concurrent.atomic.AtomicInteger;
-
 import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Completions;
+import org.hadoophpc.net.InflightTable;
 import org.hadoophpc.net.TransportException;
 import org.hadoophpc.net.TransportTimeoutException;
 
 /**
  * One rule: a user operation (request, one-sided read or write) ends exactly once, with its
  * result, a failure or a timeout, and gives back its slot and its place in
- * {@code max.inflight} then. This is one connection's table of operations in flight: by slot,
- * a request's id naming its slot, so a response finds its request without a map.
+ * {@code max.inflight} then. Slots, ids and places are the transport-neutral
+ * {@link InflightTable} (tcp's connection has the same); a request's wire id is its table id
+ * (ids fit the header's 31 bits), so a response finds its request without a map.
  *
  * <p>The in-flight count is taken by callers on any thread ({@link #acquire}); everything else
  * belongs to the transport's event loop, as the connection does.
@@ -22,73 +22,44 @@ import org.hadoophpc.net.TransportTimeoutException;
 final class VerbsInflight {
   private final VerbsConnection conn;
   private final VerbsTransport transport;
-  private final int maxInflight;
-  /** Operations accepted from callers and not ended; any thread. */
-  private final AtomicInteger inflight = new AtomicInteger();
-  /** Requests and one-sided operations in flight, by slot; a request's id names its slot. */
-  private final VerbsOp[] active;
-  private final int[] freeActive;
-  private int freeActiveCount;
-  private int requestSequence;
+  /** Requests and one-sided operations in flight; a request's id is its table id. */
+  private final InflightTable<VerbsOp> active;
 
   VerbsInflight(VerbsConnection conn, VerbsTransport transport, int maxInflight) {
     this.conn = conn;
     this.transport = transport;
-    this.maxInflight = maxInflight;
-    this.active = new VerbsOp[maxInflight];
-    this.freeActive = new int[maxInflight];
-    for (int i = maxInflight - 1; i >= 0; i--) {
-      freeActive[freeActiveCount++] = i;
-    }
+    this.active = new InflightTable<>(maxInflight, Integer.MAX_VALUE);
   }
 
   /** Operations accepted and not ended; any thread. */
   int count() {
-    return inflight.get();
+    return active.count();
   }
 
   /** Takes a place for a new operation; false when {@code max.inflight} are in flight. */
   boolean acquire() {
-    while (true) {
-      int n = inflight.get();
-      if (n >= maxInflight) {
-        return false;
-      }
-      if (inflight.compareAndSet(n, n + 1)) {
-        return true;
-      }
-    }
+    return active.acquire();
   }
 
   /** Gives back a place taken by {@link #acquire} for an operation that never started. */
   void unacquire() {
-    inflight.decrementAndGet();
+    active.release();
   }
 
   /** Loop: {@code op} takes a slot. */
   void add(VerbsOp op) {
-    int slot = freeActive[--freeActiveCount];
-    active[slot] = op;
-    op.slot = slot;
+    active.add(op);
   }
 
   /** Loop: request {@code op} takes a slot and a new id naming it. */
   void addRequest(VerbsOp op) {
-    add(op);
-    int slot = op.slot;
-    if (++requestSequence > (Integer.MAX_VALUE - slot) / maxInflight - 1) {
-      requestSequence = 1;
-    }
-    op.reqId = requestSequence * maxInflight + slot;
+    op.reqId = (int) active.add(op); // at most Integer.MAX_VALUE
   }
 
   /** The request op of {@code reqId}, or null (timed out, unknown). */
   VerbsOp pendingRequest(int reqId) {
-    if (reqId <= 0) {
-      return null;
-    }
-    VerbsOp op = active[reqId % maxInflight];
-    return op != null && op.kind == VerbsOp.REQUEST && op.reqId == reqId ? op : null;
+    VerbsOp op = active.find(reqId);
+    return op != null && op.kind == VerbsOp.REQUEST ? op : null;
   }
 
   /**
@@ -101,12 +72,8 @@ final class VerbsInflight {
       return;
     }
     op.completion = null;
-    if (op.slot >= 0) {
-      active[op.slot] = null;
-      freeActive[freeActiveCount++] = op.slot;
-      op.slot = -1;
-    }
-    inflight.decrementAndGet();
+    active.remove(op);
+    active.release();
     if (op.kind == VerbsOp.REQUEST && !op.messageLive) {
       conn.ops.recycleRequest(op);
     }
@@ -123,7 +90,8 @@ final class VerbsInflight {
    */
   VerbsOp expire(long now) {
     VerbsOp expired = null;
-    for (VerbsOp op : active) {
+    for (int i = 0; i < active.capacity(); i++) {
+      VerbsOp op = active.at(i);
       if (op == null || now - op.deadlineNanos <= 0) {
         continue;
       }
@@ -136,7 +104,8 @@ final class VerbsInflight {
       }
     }
     if (expired != null) {
-      for (VerbsOp op : active) {
+      for (int i = 0; i < active.capacity(); i++) {
+        VerbsOp op = active.at(i);
         if (op != null && op.isUser() && now - op.deadlineNanos > 0) {
           op.timedOut = true;
         }
@@ -174,7 +143,8 @@ final class VerbsInflight {
 
   /** Closing: requests fail now (one-sided operations when their work request is flushed). */
   void failRequests(TransportException closed) {
-    for (VerbsOp op : active) {
+    for (int i = 0; i < active.capacity(); i++) {
+      VerbsOp op = active.at(i);
       if (op != null && op.kind == VerbsOp.REQUEST) {
         finish(op, null, closed);
       }
@@ -183,7 +153,8 @@ final class VerbsInflight {
 
   /** The queue pair is gone: whatever is still in flight fails. */
   void failAll(TransportException closed) {
-    for (VerbsOp op : active) {
+    for (int i = 0; i < active.capacity(); i++) {
+      VerbsOp op = active.at(i);
       if (op != null) {
         finish(op, null, op.timedOut ? timeout(op) : closed);
       }

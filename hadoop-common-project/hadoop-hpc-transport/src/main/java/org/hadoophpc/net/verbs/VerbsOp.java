@@ -5,6 +5,7 @@ package org.hadoophpc.net.verbs;
 
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Completion;
+import org.hadoophpc.net.InflightTable;
 
 /**
  * One unit of work of a {@link VerbsConnection}: a message it posts (header plus optional eager
@@ -13,7 +14,7 @@ import org.hadoophpc.net.Completion;
  * operations, then owned by the connection's event loop (it crosses once, through the
  * connection's outbox).
  */
-final class VerbsOp {
+final class VerbsOp extends InflightTable.Entry {
   static final int MESSAGE = 0;
   static final int USER_READ = 1;
   static final int USER_WRITE = 2;
@@ -54,8 +55,6 @@ final class VerbsOp {
   // USER_READ / USER_WRITE / REQUEST
   /** The caller's completion; null once called. */
   Completion<?> completion;
-  /** Index in the connection's table of operations in flight; -1 when not in it. */
-  int slot = -1;
   /** REQUEST: the op is also the message carrying the request, queued or posted. */
   boolean messageLive;
 
@@ -95,7 +94,7 @@ final class VerbsOp {
     deadlineNanos = 0;
     timedOut = false;
     completion = null;
-    slot = -1;
+    clearInflight();
     messageLive = false;
     forResponse = false;
     window = null;

@@ -3,12 +3,6 @@
  */
 package org.hadoophpc.net.verbs;
 
-import static org.hadoophpc.net.TransportConfigKeys.BUFFER_POOL_MAX_KEY;
-import static org.hadoophpc.net.TransportConfigKeys.BUFFER_SLAB_SIZE_KEY;
-import static org.hadoophpc.net.TransportConfigKeys.CONNECT_TIMEOUT_KEY;
-import static org.hadoophpc.net.TransportConfigKeys.IO_TIMEOUT_KEY;
-import static org.hadoophpc.net.TransportConfigKeys.MAX_INFLIGHT_KEY;
-import static org.hadoophpc.net.TransportConfigKeys.MAX_MESSAGE_SIZE_KEY;
 import static org.hadoophpc.net.verbs.VerbsRig.await;
 import static org.hadoophpc.net.verbs.VerbsRig.filled;
 import static org.hadoophpc.net.verbs.VerbsRig.waitFor;
@@ -45,13 +39,7 @@ class HostilePeerVerbsTest {
   @BeforeEach
   void start() throws Exception {
     rig = VerbsRig.find();
-    Configuration c = new Configuration(false);
-    c.set(IO_TIMEOUT_KEY, "20s");
-    c.set(CONNECT_TIMEOUT_KEY, "10s");
-    c.set(BUFFER_POOL_MAX_KEY, "64m");
-    c.set(BUFFER_SLAB_SIZE_KEY, "4m");
-    c.set(MAX_MESSAGE_SIZE_KEY, "1m"); // MAX_MESSAGE
-    c.set(MAX_INFLIGHT_KEY, "8");
+    Configuration c = VerbsRig.smallConf("20s"); // max.message.size = MAX_MESSAGE
     server = rig.open(c);
     listener = server.listen(rig.bindAddress(), new RequestHandler() {
       @Override

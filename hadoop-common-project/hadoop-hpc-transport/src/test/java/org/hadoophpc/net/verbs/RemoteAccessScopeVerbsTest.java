@@ -3,12 +3,6 @@
  */
 package org.hadoophpc.net.verbs;
 
-import static org.hadoophpc.net.TransportConfigKeys.BUFFER_POOL_MAX_KEY;
-import static org.hadoophpc.net.TransportConfigKeys.BUFFER_SLAB_SIZE_KEY;
-import static org.hadoophpc.net.TransportConfigKeys.CONNECT_TIMEOUT_KEY;
-import static org.hadoophpc.net.TransportConfigKeys.IO_TIMEOUT_KEY;
-import static org.hadoophpc.net.TransportConfigKeys.MAX_INFLIGHT_KEY;
-import static org.hadoophpc.net.TransportConfigKeys.MAX_MESSAGE_SIZE_KEY;
 import static org.hadoophpc.net.verbs.VerbsRig.await;
 import static org.hadoophpc.net.verbs.VerbsRig.failure;
 import static org.hadoophpc.net.verbs.VerbsRig.filled;
@@ -78,14 +72,7 @@ class RemoteAccessScopeVerbsTest {
   }
 
   private static Configuration conf(String ioTimeout) {
-    Configuration c = new Configuration(false);
-    c.set(IO_TIMEOUT_KEY, ioTimeout);
-    c.set(CONNECT_TIMEOUT_KEY, "10s");
-    c.set(BUFFER_POOL_MAX_KEY, "64m");
-    c.set(BUFFER_SLAB_SIZE_KEY, "4m");
-    c.set(MAX_MESSAGE_SIZE_KEY, "1m");
-    c.set(MAX_INFLIGHT_KEY, "8");
-    return c;
+    return VerbsRig.smallConf(ioTimeout);
   }
 
   /** Answers every request with a RESPONSE-byte pattern (a rendezvous). */

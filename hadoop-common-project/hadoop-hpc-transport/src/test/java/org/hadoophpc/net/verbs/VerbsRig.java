@@ -28,6 +28,7 @@ import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.TransportConf;
+import org.hadoophpc.net.TransportConfigKeys;
 
 /**
  * What the verbs tests share: the device ({@code -Dhadoop.hpc.test.verbs.device}, default the
@@ -95,6 +96,21 @@ final class VerbsRig implements AutoCloseable {
 
   VerbsConnection connect(VerbsTransport from, InetSocketAddress to) throws Exception {
     return (VerbsConnection) await(from.connect(to));
+  }
+
+  /**
+   * The configuration of the hostile-peer tests: a 64 MiB pool of 4 MiB slabs, 1 MiB messages,
+   * 8 in flight, the given i/o timeout.
+   */
+  static Configuration smallConf(String ioTimeout) {
+    Configuration c = new Configuration(false);
+    c.set(TransportConfigKeys.IO_TIMEOUT_KEY, ioTimeout);
+    c.set(TransportConfigKeys.CONNECT_TIMEOUT_KEY, "10s");
+    c.set(TransportConfigKeys.BUFFER_POOL_MAX_KEY, "64m");
+    c.set(TransportConfigKeys.BUFFER_SLAB_SIZE_KEY, "4m");
+    c.set(TransportConfigKeys.MAX_MESSAGE_SIZE_KEY, "1m");
+    c.set(TransportConfigKeys.MAX_INFLIGHT_KEY, "8");
+    return c;
   }
 
   static <T> T await(CompletableFuture<T> f) throws Exception {

@@ -27,6 +27,7 @@ import java.util.function.IntFunction;
  * @param <S> the transport's slot type, carrying what it needs to send the answer
  */
 public final class AnswerSlots<S extends AnswerSlots.Slot> {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AnswerSlots.class);
   /** Bits of an id that hold the slot index. */
   static final int SLOT_BITS = 20;
   private static final long SLOT_MASK = (1L << SLOT_BITS) - 1;
@@ -100,6 +101,29 @@ public final class AnswerSlots<S extends AnswerSlots.Slot> {
     long id = (++sequence << SLOT_BITS) | slot.index();
     Slot.ARMED.setVolatile(slot, id);
     return id;
+  }
+
+  /** How a transport fails a request it delivered that is still unanswered (event thread). */
+  public interface Refusal {
+    void failIfUnanswered(long requestId, String message);
+  }
+
+  /**
+   * Event thread: the one request dispatch of both transports. Arms {@code slot} (from
+   * {@link #next}, filled with what the transport needs to answer) and hands {@code request}
+   * to {@code handler} under its id; a handler that throws breaks its contract, so the request
+   * fails with the reason (the requester learns why instead of timing out) unless the handler
+   * answered before it threw, and the connection goes on serving.
+   */
+  public void dispatch(S slot, RequestHandler handler, Connection connection, Buffer request,
+      Refusal refusal) {
+    long requestId = arm(slot);
+    try {
+      handler.onRequest(connection, request, requestId);
+    } catch (RuntimeException e) {
+      LOG.warn("request handler failed on request {} of {}", requestId, connection, e);
+      refusal.failIfUnanswered(requestId, "request handler threw " + e);
+    }
   }
 
   /**

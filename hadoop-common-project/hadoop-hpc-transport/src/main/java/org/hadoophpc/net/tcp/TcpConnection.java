@@ -80,6 +80,8 @@ final class TcpConnection implements Connection {
   // Loop-thread state.
   private SelectionKey key;
   private boolean finished;
+  /** Fails a delivered request whose handler threw; made once (no garbage per request). */
+  private final AnswerSlots.Refusal refusal = this::failIfUnanswered;
   /** Operations in flight: places (any thread), slots and ids (loop). */
   private final InflightTable<TcpOp> inflight;
   private final ArrayDeque<OutboundFrame> writeQueue = new ArrayDeque<>();
@@ -600,13 +602,7 @@ final class TcpConnection implements Connection {
     unanswered++;
     TcpResponder slot = answers.next();
     slot.opId = opId;
-    long requestId = answers.arm(slot);
-    try {
-      handler.onRequest(this, request, requestId);
-    } catch (RuntimeException e) {
-      LOG.warn("request handler failed on request {} from {}", opId, peer, e);
-      failIfUnanswered(requestId, "request handler failed: " + e);
-    }
+    answers.dispatch(slot, handler, this, request, refusal);
   }
 
   private boolean serveRead(long opId) {

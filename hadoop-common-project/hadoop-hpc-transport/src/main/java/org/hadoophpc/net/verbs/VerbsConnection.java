@@ -113,6 +113,8 @@ final class VerbsConnection implements Connection {
 
   /** Ending the connection, once ({@link VerbsTeardown}). */
   private final VerbsTeardown teardown;
+  /** Fails a delivered request whose handler threw; made once (no garbage per request). */
+  private final AnswerSlots.Refusal refusal = this::failIfUnanswered;
   /** What the peer may do before it authenticated ({@link VerbsAdmission}). */
   final VerbsAdmission admission;
 
@@ -570,19 +572,16 @@ final class VerbsConnection implements Connection {
     }
     VerbsAnswer slot = answers.next();
     slot.reqId = reqId;
-    long requestId = answers.arm(slot);
-    try {
-      handler.onRequest(this, request, requestId);
-    } catch (RuntimeException e) {
-      // The handler broke its contract; the requester learns why instead of timing out.
-      LOG.warn("request handler failed on request {} from {}", reqId, remote, e);
-      VerbsAnswer a = answers.claim(requestId);
-      if (a != null) {
-        a.response = null;
-        a.failure = "request handler threw " + e;
-        a.failureCode = RemoteFailureException.NO_CODE;
-        onAnswer(a);
-      }
+    answers.dispatch(slot, handler, this, request, refusal);
+  }
+
+  private void failIfUnanswered(long requestId, String message) {
+    VerbsAnswer a = answers.claim(requestId);
+    if (a != null) {
+      a.response = null;
+      a.failure = message;
+      a.failureCode = RemoteFailureException.NO_CODE;
+      onAnswer(a);
     }
   }
 

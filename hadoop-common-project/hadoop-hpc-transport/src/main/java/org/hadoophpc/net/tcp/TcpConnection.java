@@ -18,7 +18,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
-import org.hadoophpc.net.BufferPool;
 import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Completions;
 import org.hadoophpc.net.Connection;
@@ -28,7 +27,6 @@ import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.SpareObjects;
-import org.hadoophpc.net.TransportException;
 import org.hadoophpc.net.TransportTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,8 +53,6 @@ import org.slf4j.LoggerFactory;
 final class TcpConnection implements Connection {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
   private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
-  /** Frames read per readiness event before other connections get their turn. */
-  private static final int READ_BUDGET = 64;
 
   private final TcpTransport transport;
   private final TcpEventLoop loop;
@@ -64,7 +60,6 @@ final class TcpConnection implements Connection {
   private final RequestHandler handler;
   private final InetSocketAddress remote;
   private final String peer;
-  private final BufferPool pool;
   private final int maxInflight;
   private final int maxMessageSize;
   private final long ioTimeoutNanos;
@@ -89,20 +84,12 @@ final class TcpConnection implements Connection {
   private OutboundFrame current;
   private final ByteBuffer outHeader = ByteBuffer.allocateDirect(TcpFrame.HEADER_BYTES);
   private final ByteBuffer[] outVector = new ByteBuffer[2];
-  private final ByteBuffer inHeader = ByteBuffer.allocateDirect(TcpFrame.HEADER_BYTES);
-  private boolean headerRead;
-  private Buffer inPayload;
   /** Requests handed to the handler and not yet answered (their answers not yet dequeued). */
   private int unanswered;
-  /** Not reading: the pool was exhausted (retried by the loop) or too many unanswered. */
-  private boolean starved;
-  private boolean throttled;
   /** False until the handler trusts the peer (handlers that authenticate; see trust()). */
   private volatile boolean trusted;
-  private final long createdNanos = System.nanoTime();
-  /** A frame has begun to arrive (its first header byte) and is not complete yet. */
-  private boolean inFrame;
-  private long frameStartNanos;
+  /** Reading, checking and dispatch of what the peer sends. */
+  private final TcpInbound inbound;
 
   TcpConnection(TcpTransport transport, TcpEventLoop loop, SocketChannel channel,
       RequestHandler handler, InetSocketAddress remote) {
@@ -112,7 +99,6 @@ final class TcpConnection implements Connection {
     this.handler = handler;
     this.remote = remote;
     this.peer = String.valueOf(remote);
-    this.pool = transport.bufferPool();
     this.maxInflight = transport.conf().maxInflight();
     this.maxMessageSize = transport.conf().maxMessageSize();
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
@@ -122,6 +108,7 @@ final class TcpConnection implements Connection {
     this.answers = new AnswerSlots<>(handler == null ? 1 : maxInflight,
         i -> new TcpResponder(this, i));
     this.trusted = handler == null || !handler.authenticates();
+    this.inbound = new TcpInbound(this, transport, loop, channel, ioTimeoutNanos);
   }
 
   @Override
@@ -139,9 +126,15 @@ final class TcpConnection implements Connection {
     return trusted ? maxInflight : 1;
   }
 
+  /** Reading stops: the handler holds as many unanswered requests as it may. Loop thread. */
+  boolean answersFull() {
+    return handler != null && unanswered >= answerLimit();
+  }
+
   /** Called by the loop once the channel is registered for reading. */
   void attach(SelectionKey selectionKey) {
     this.key = selectionKey;
+    inbound.attach(selectionKey);
   }
 
   String peer() {
@@ -366,9 +359,8 @@ final class TcpConnection implements Connection {
       }
       writeQueue.add(f);
     }
-    if (throttled && unanswered < answerLimit()) {
-      throttled = false;
-      resumeReading();
+    if (unanswered < answerLimit()) {
+      inbound.unthrottle();
     }
   }
 
@@ -376,7 +368,7 @@ final class TcpConnection implements Connection {
   void onReady(int readyOps) {
     try {
       if ((readyOps & SelectionKey.OP_READ) != 0) {
-        onReadable();
+        inbound.onReadable();
       }
       if (!finished && (current != null || !writeQueue.isEmpty())) {
         flush();
@@ -384,6 +376,11 @@ final class TcpConnection implements Connection {
     } catch (IOException e) {
       died(e);
     }
+  }
+
+  /** Closed: a loop-thread check. */
+  boolean finished() {
+    return finished;
   }
 
   private void died(IOException e) {
@@ -424,175 +421,8 @@ final class TcpConnection implements Connection {
     }
   }
 
-  private void onReadable() throws IOException {
-    for (int frames = 0; frames < READ_BUDGET; frames++) {
-      if (finished || starved || throttled) {
-        return;
-      }
-      if (!headerRead) {
-        if (handler != null && unanswered >= answerLimit()) {
-          throttled = true;
-          stopReading();
-          return;
-        }
-        int n = channel.read(inHeader);
-        if (n < 0) {
-          closeNow("closed by peer (end of stream)", null, null);
-          return;
-        }
-        if (n > 0 && !inFrame) {
-          inFrame = true;
-          frameStartNanos = System.nanoTime();
-        }
-        if (inHeader.hasRemaining()) {
-          return;
-        }
-        if (!checkHeader()) {
-          return;
-        }
-        headerRead = true;
-      }
-      int length = TcpFrame.payloadLength(inHeader);
-      byte type = TcpFrame.type(inHeader);
-      if (inPayload == null && (length > 0 || type == TcpFrame.REQUEST
-          || type == TcpFrame.RESPONSE)) {
-        inPayload = pool.allocate(length);
-        if (inPayload == null) {
-          starve();
-          return;
-        }
-      }
-      if (length > 0) {
-        ByteBuffer dst = inPayload.nio();
-        if (dst.hasRemaining()) {
-          // Keep reading while the socket has data: a large payload arrives in many pieces, and
-          // going back to select for each would cost a system call and a loop turn apiece.
-          do {
-            int n = channel.read(dst);
-            if (n < 0) {
-              closeNow("closed by peer (end of stream in a frame)", null, null);
-              return;
-            }
-            if (n == 0) {
-              return;
-            }
-          } while (dst.hasRemaining());
-          dst.flip();
-        }
-      }
-      if (!dispatch(type)) {
-        starve();
-        return;
-      }
-      headerRead = false;
-      inFrame = false;
-      inHeader.clear();
-    }
-  }
-
-  private boolean checkHeader() {
-    byte type = TcpFrame.type(inHeader);
-    int length = TcpFrame.payloadLength(inHeader);
-    String problem = null;
-    if (TcpFrame.version(inHeader) != TcpFrame.VERSION) {
-      problem = "protocol version " + TcpFrame.version(inHeader) + ", expected "
-          + TcpFrame.VERSION;
-    } else if (type < TcpFrame.REQUEST || type > TcpFrame.CLOSE) {
-      problem = TcpFrame.name(type);
-    } else if (length < 0 || length > maxMessageSize) {
-      problem = TcpFrame.name(type) + " of " + length + " bytes (max.message.size is "
-          + maxMessageSize + ")";
-    } else if (length > 0 && (type == TcpFrame.READ_REQUEST || type == TcpFrame.WRITE_ACK
-        || type == TcpFrame.CLOSE)) {
-      problem = TcpFrame.name(type) + " with a payload";
-    } else if (!trusted && type != TcpFrame.REQUEST && type != TcpFrame.CLOSE) {
-      problem = TcpFrame.name(type) + " from a peer that has not authenticated";
-    } else if (!trusted && length > Connection.UNTRUSTED_MAX_MESSAGE_BYTES) {
-      problem = TcpFrame.name(type) + " of " + length + " bytes from a peer that has not"
-          + " authenticated (at most " + Connection.UNTRUSTED_MAX_MESSAGE_BYTES + " before it"
-          + " does)";
-    }
-    if (problem != null) {
-      LOG.warn("protocol error from {}: {}; closing the connection", peer, problem);
-      closeNow("protocol error: " + problem, null, null);
-      return false;
-    }
-    return true;
-  }
-
-  /** Acts on a complete frame; false when it needs a buffer the pool cannot give yet. */
-  private boolean dispatch(byte type) {
-    long opId = TcpFrame.opId(inHeader);
-    switch (type) {
-      case TcpFrame.REQUEST:
-        onRequest(opId, takePayload());
-        return true;
-      case TcpFrame.RESPONSE: {
-        Buffer b = takePayload();
-        TcpOp op = takeOp(opId, TcpFrame.REQUEST);
-        if (op == null || op.isDone()) {
-          b.release();
-        } else {
-          op.finish(b, null);
-        }
-        return true;
-      }
-      case TcpFrame.ERROR: {
-        // a negative code from the wire is no code
-        int code = Math.max(TcpFrame.errorCode(inHeader), RemoteFailureException.NO_CODE);
-        Buffer b = takePayload();
-        String text = b == null ? "" : StandardCharsets.UTF_8.decode(b.nio()).toString();
-        if (b != null) {
-          b.release();
-        }
-        TcpOp op = takeOp(opId, (byte) 0);
-        if (op != null && !op.isDone()) {
-          op.finish(null, new RemoteFailureException(op.describe(), code, text));
-        }
-        return true;
-      }
-      case TcpFrame.READ_REQUEST:
-        return serveRead(opId);
-      case TcpFrame.READ_RESPONSE: {
-        Buffer b = takePayload();
-        TcpOp op = takeOp(opId, TcpFrame.READ_REQUEST);
-        if (op != null && !op.isDone()) {
-          if (b != null) {
-            ByteBuffer dst = op.destination().nio();
-            int len = b.readableBytes();
-            dst.put(dst.position(), b.nio(), 0, len);
-            dst.position(dst.position() + len);
-          }
-          op.finish(null, null);
-        }
-        if (b != null) {
-          b.release();
-        }
-        return true;
-      }
-      case TcpFrame.WRITE_REQUEST:
-        serveWrite(opId, takePayload());
-        return true;
-      case TcpFrame.WRITE_ACK: {
-        TcpOp op = takeOp(opId, TcpFrame.WRITE_REQUEST);
-        if (op != null) {
-          op.finish(null, null);
-        }
-        return true;
-      }
-      default:
-        closeNow("closed by peer", null, null);
-        return true;
-    }
-  }
-
-  private Buffer takePayload() {
-    Buffer b = inPayload;
-    inPayload = null;
-    return b;
-  }
-
-  private void onRequest(long opId, Buffer request) {
+  /** A request arrived: to the handler, or refused when this side has none. */
+  void onRequest(long opId, Buffer request) {
     if (handler == null) {
       request.release();
       queueServed(TcpFrame.ERROR, opId, null, "no request handler on " + localAddress()
@@ -605,79 +435,7 @@ final class TcpConnection implements Connection {
     answers.dispatch(slot, handler, this, request, refusal);
   }
 
-  private boolean serveRead(long opId) {
-    long regionKey = TcpFrame.key(inHeader);
-    long offset = TcpFrame.offset(inHeader);
-    int length = TcpFrame.readLength(inHeader);
-    TcpTransport.ExposedRegion region = transport.region(regionKey);
-    String problem = checkRegion("read", region, regionKey, offset, length);
-    if (problem != null) {
-      queueServed(TcpFrame.ERROR, opId, null, problem);
-      return true;
-    }
-    Buffer data = pool.allocate(length);
-    if (data == null) {
-      return false;
-    }
-    synchronized (region) {
-      if (region.exposed) {
-        data.nio().put(0, region.view, (int) offset, length);
-      } else {
-        problem = notExposed(regionKey);
-      }
-    }
-    if (problem != null) {
-      data.release();
-      queueServed(TcpFrame.ERROR, opId, null, problem);
-    } else {
-      queueServed(TcpFrame.READ_RESPONSE, opId, data, null);
-    }
-    return true;
-  }
-
-  private void serveWrite(long opId, Buffer data) {
-    long regionKey = TcpFrame.key(inHeader);
-    long offset = TcpFrame.offset(inHeader);
-    int length = data == null ? 0 : data.readableBytes();
-    TcpTransport.ExposedRegion region = transport.region(regionKey);
-    String problem = checkRegion("write", region, regionKey, offset, length);
-    if (problem == null && length > 0) {
-      synchronized (region) {
-        if (region.exposed) {
-          region.view.put((int) offset, data.nio(), 0, length);
-        } else {
-          problem = notExposed(regionKey);
-        }
-      }
-    }
-    if (data != null) {
-      data.release();
-    }
-    if (problem != null) {
-      queueServed(TcpFrame.ERROR, opId, null, problem);
-    } else {
-      queueServed(TcpFrame.WRITE_ACK, opId, null, null);
-    }
-  }
-
-  private String checkRegion(String what, TcpTransport.ExposedRegion region, long regionKey,
-      long offset, int length) {
-    if (region == null) {
-      return notExposed(regionKey);
-    }
-    int capacity = region.view.capacity();
-    if (offset < 0 || length < 0 || offset > capacity - length) {
-      return what + " of [" + offset + ", " + (offset + length) + ") is outside region "
-          + regionKey + " of " + capacity + " bytes on " + localAddress();
-    }
-    return null;
-  }
-
-  private String notExposed(long regionKey) {
-    return "region " + regionKey + " is not exposed on " + localAddress();
-  }
-
-  private String localAddress() {
+  String localAddress() {
     try {
       return String.valueOf(channel.getLocalAddress());
     } catch (IOException e) {
@@ -685,7 +443,7 @@ final class TcpConnection implements Connection {
     }
   }
 
-  private void queueServed(byte type, long opId, Buffer data, String text) {
+  void queueServed(byte type, long opId, Buffer data, String text) {
     ServedFrame f = spareFrames.poll();
     if (f == null) {
       f = new ServedFrame(this);
@@ -700,7 +458,7 @@ final class TcpConnection implements Connection {
   }
 
   /** The operation answered by {@code opId}, retired from its slot; null if unknown or late. */
-  private TcpOp takeOp(long opId, byte expectedType) {
+  TcpOp takeOp(long opId, byte expectedType) {
     if (opId <= 0) {
       return null;
     }
@@ -720,21 +478,13 @@ final class TcpConnection implements Connection {
     }
   }
 
-  private void starve() {
-    starved = true;
-    stopReading();
-    loop.starved(this);
-  }
-
   /** The loop retries a starved connection (pool exhausted) on each turn. */
   void retryRead() {
-    if (finished || !starved) {
+    if (finished || !inbound.unstarve()) {
       return;
     }
-    starved = false;
-    resumeReading();
     try {
-      onReadable();
+      inbound.onReadable();
       if (!finished && (current != null || !writeQueue.isEmpty())) {
         flush();
       }
@@ -743,35 +493,12 @@ final class TcpConnection implements Connection {
     }
   }
 
-  private void stopReading() {
-    if (key.isValid()) {
-      key.interestOps(key.interestOps() & ~SelectionKey.OP_READ);
-    }
-  }
-
-  private void resumeReading() {
-    if (!starved && !throttled && key.isValid()) {
-      key.interestOps(key.interestOps() | SelectionKey.OP_READ);
-    }
-  }
-
   /** Fails operations past their deadline; a stalled frame closes the connection. */
   void sweep(long now) {
     if (finished) {
       return;
     }
-    if (inFrame && now - frameStartNanos >= ioTimeoutNanos) {
-      LOG.warn("{} sent part of a frame and nothing more for {} ms; closing the connection", peer,
-          TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos));
-      closeNow("a frame did not arrive in full within the i/o timeout"
-          + " (hadoop.hpc.transport.io.timeout)", null, null);
-      return;
-    }
-    if (!trusted && now - createdNanos >= ioTimeoutNanos) {
-      LOG.warn("{} did not authenticate within {} ms; closing the connection", peer,
-          TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos));
-      closeNow("the peer did not authenticate within the i/o timeout"
-          + " (hadoop.hpc.transport.io.timeout)", null, null);
+    if (inbound.overdue(now)) {
       return;
     }
     for (int i = 0; i < inflight.capacity(); i++) {
@@ -841,10 +568,7 @@ final class TcpConnection implements Connection {
       f.dropped();
     }
     spareFrames.clear();
-    if (inPayload != null) {
-      inPayload.release();
-      inPayload = null;
-    }
+    inbound.dropPayload();
     for (int i = 0; i < inflight.capacity(); i++) {
       TcpOp op = inflight.at(i);
       if (op != null) {

@@ -1,0 +1,311 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.net.tcp;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.RemoteFailureException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One rule: nothing the peer sends is used before it is checked. Every frame header is checked
+ * (version, type, payload length against {@code max.message.size}, no payload where none
+ * belongs) and, until the handler trusts the peer ({@link Connection#trust()}), only requests
+ * and close frames of at most {@link Connection#UNTRUSTED_MAX_MESSAGE_BYTES} are admitted; a
+ * frame must arrive in full, and the peer authenticate, within {@code io.timeout}. A peer
+ * breaking a rule is closed with one WARN line naming it. This is one connection's reading
+ * side: frames read straight into pooled buffers (reading stops while the pool is exhausted or
+ * too many requests are unanswered), then dispatch of each complete frame by type.
+ *
+ * <p>Belongs to the connection's event loop, as its connection does.
+ */
+final class TcpInbound {
+  /** The connection's logger: the lines are the connection's. */
+  private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
+  /** Frames read per readiness event before other connections get their turn. */
+  private static final int READ_BUDGET = 64;
+
+  private final TcpConnection conn;
+  private final TcpEventLoop loop;
+  private final SocketChannel channel;
+  private final BufferPool pool;
+  private final TcpRegionServer regions;
+  private final String peer;
+  private final int maxMessageSize;
+  private final long ioTimeoutNanos;
+  private final long createdNanos = System.nanoTime();
+
+  private SelectionKey key;
+  private final ByteBuffer inHeader = ByteBuffer.allocateDirect(TcpFrame.HEADER_BYTES);
+  private boolean headerRead;
+  private Buffer inPayload;
+  /** Not reading: the pool was exhausted (retried by the loop) or too many unanswered. */
+  private boolean starved;
+  private boolean throttled;
+  /** A frame has begun to arrive (its first header byte) and is not complete yet. */
+  private boolean inFrame;
+  private long frameStartNanos;
+
+  TcpInbound(TcpConnection conn, TcpTransport transport, TcpEventLoop loop,
+      SocketChannel channel, long ioTimeoutNanos) {
+    this.conn = conn;
+    this.loop = loop;
+    this.channel = channel;
+    this.pool = transport.bufferPool();
+    this.regions = new TcpRegionServer(conn, transport);
+    this.peer = conn.peer();
+    this.maxMessageSize = conn.maxMessageSize();
+    this.ioTimeoutNanos = ioTimeoutNanos;
+  }
+
+  void attach(SelectionKey selectionKey) {
+    this.key = selectionKey;
+  }
+
+  void onReadable() throws IOException {
+    for (int frames = 0; frames < READ_BUDGET; frames++) {
+      if (conn.finished() || starved || throttled) {
+        return;
+      }
+      if (!headerRead) {
+        if (conn.answersFull()) {
+          throttled = true;
+          stopReading();
+          return;
+        }
+        int n = channel.read(inHeader);
+        if (n < 0) {
+          conn.closeNow("closed by peer (end of stream)", null, null);
+          return;
+        }
+        if (n > 0 && !inFrame) {
+          inFrame = true;
+          frameStartNanos = System.nanoTime();
+        }
+        if (inHeader.hasRemaining()) {
+          return;
+        }
+        if (!checkHeader()) {
+          return;
+        }
+        headerRead = true;
+      }
+      int length = TcpFrame.payloadLength(inHeader);
+      byte type = TcpFrame.type(inHeader);
+      if (inPayload == null && (length > 0 || type == TcpFrame.REQUEST
+          || type == TcpFrame.RESPONSE)) {
+        inPayload = pool.allocate(length);
+        if (inPayload == null) {
+          starve();
+          return;
+        }
+      }
+      if (length > 0) {
+        ByteBuffer dst = inPayload.nio();
+        if (dst.hasRemaining()) {
+          // Keep reading while the socket has data: a large payload arrives in many pieces, and
+          // going back to select for each would cost a system call and a loop turn apiece.
+          do {
+            int n = channel.read(dst);
+            if (n < 0) {
+              conn.closeNow("closed by peer (end of stream in a frame)", null, null);
+              return;
+            }
+            if (n == 0) {
+              return;
+            }
+          } while (dst.hasRemaining());
+          dst.flip();
+        }
+      }
+      if (!dispatch(type)) {
+        starve();
+        return;
+      }
+      headerRead = false;
+      inFrame = false;
+      inHeader.clear();
+    }
+  }
+
+  private boolean checkHeader() {
+    byte type = TcpFrame.type(inHeader);
+    int length = TcpFrame.payloadLength(inHeader);
+    String problem = null;
+    if (TcpFrame.version(inHeader) != TcpFrame.VERSION) {
+      problem = "protocol version " + TcpFrame.version(inHeader) + ", expected "
+          + TcpFrame.VERSION;
+    } else if (type < TcpFrame.REQUEST || type > TcpFrame.CLOSE) {
+      problem = TcpFrame.name(type);
+    } else if (length < 0 || length > maxMessageSize) {
+      problem = TcpFrame.name(type) + " of " + length + " bytes (max.message.size is "
+          + maxMessageSize + ")";
+    } else if (length > 0 && (type == TcpFrame.READ_REQUEST || type == TcpFrame.WRITE_ACK
+        || type == TcpFrame.CLOSE)) {
+      problem = TcpFrame.name(type) + " with a payload";
+    } else if (!conn.trusted() && type != TcpFrame.REQUEST && type != TcpFrame.CLOSE) {
+      problem = TcpFrame.name(type) + " from a peer that has not authenticated";
+    } else if (!conn.trusted() && length > Connection.UNTRUSTED_MAX_MESSAGE_BYTES) {
+      problem = TcpFrame.name(type) + " of " + length + " bytes from a peer that has not"
+          + " authenticated (at most " + Connection.UNTRUSTED_MAX_MESSAGE_BYTES + " before it"
+          + " does)";
+    }
+    if (problem != null) {
+      LOG.warn("protocol error from {}: {}; closing the connection", peer, problem);
+      conn.closeNow("protocol error: " + problem, null, null);
+      return false;
+    }
+    return true;
+  }
+
+  /** Acts on a complete frame; false when it needs a buffer the pool cannot give yet. */
+  private boolean dispatch(byte type) {
+    long opId = TcpFrame.opId(inHeader);
+    switch (type) {
+      case TcpFrame.REQUEST:
+        conn.onRequest(opId, takePayload());
+        return true;
+      case TcpFrame.RESPONSE: {
+        Buffer b = takePayload();
+        TcpOp op = conn.takeOp(opId, TcpFrame.REQUEST);
+        if (op == null || op.isDone()) {
+          b.release();
+        } else {
+          op.finish(b, null);
+        }
+        return true;
+      }
+      case TcpFrame.ERROR: {
+        // a negative code from the wire is no code
+        int code = Math.max(TcpFrame.errorCode(inHeader), RemoteFailureException.NO_CODE);
+        Buffer b = takePayload();
+        String text = b == null ? "" : StandardCharsets.UTF_8.decode(b.nio()).toString();
+        if (b != null) {
+          b.release();
+        }
+        TcpOp op = conn.takeOp(opId, (byte) 0);
+        if (op != null && !op.isDone()) {
+          op.finish(null, new RemoteFailureException(op.describe(), code, text));
+        }
+        return true;
+      }
+      case TcpFrame.READ_REQUEST:
+        return regions.serveRead(opId, TcpFrame.key(inHeader), TcpFrame.offset(inHeader),
+            TcpFrame.readLength(inHeader));
+      case TcpFrame.READ_RESPONSE: {
+        Buffer b = takePayload();
+        TcpOp op = conn.takeOp(opId, TcpFrame.READ_REQUEST);
+        if (op != null && !op.isDone()) {
+          if (b != null) {
+            ByteBuffer dst = op.destination().nio();
+            int len = b.readableBytes();
+            dst.put(dst.position(), b.nio(), 0, len);
+            dst.position(dst.position() + len);
+          }
+          op.finish(null, null);
+        }
+        if (b != null) {
+          b.release();
+        }
+        return true;
+      }
+      case TcpFrame.WRITE_REQUEST: {
+        Buffer data = takePayload();
+        regions.serveWrite(opId, TcpFrame.key(inHeader), TcpFrame.offset(inHeader), data);
+        return true;
+      }
+      case TcpFrame.WRITE_ACK: {
+        TcpOp op = conn.takeOp(opId, TcpFrame.WRITE_REQUEST);
+        if (op != null) {
+          op.finish(null, null);
+        }
+        return true;
+      }
+      default:
+        conn.closeNow("closed by peer", null, null);
+        return true;
+    }
+  }
+
+  private Buffer takePayload() {
+    Buffer b = inPayload;
+    inPayload = null;
+    return b;
+  }
+
+  /** Releases a payload being read; on close. */
+  void dropPayload() {
+    if (inPayload != null) {
+      inPayload.release();
+      inPayload = null;
+    }
+  }
+
+  private void starve() {
+    starved = true;
+    stopReading();
+    loop.starved(conn);
+  }
+
+  /** Reads again if starved (the loop retries on each turn); false if it was not starved. */
+  boolean unstarve() {
+    if (!starved) {
+      return false;
+    }
+    starved = false;
+    resumeReading();
+    return true;
+  }
+
+  /** Reads again if throttled: the handler has fewer requests unanswered than its limit. */
+  void unthrottle() {
+    if (throttled) {
+      throttled = false;
+      resumeReading();
+    }
+  }
+
+  private void stopReading() {
+    if (key.isValid()) {
+      key.interestOps(key.interestOps() & ~SelectionKey.OP_READ);
+    }
+  }
+
+  private void resumeReading() {
+    if (!starved && !throttled && key.isValid()) {
+      key.interestOps(key.interestOps() | SelectionKey.OP_READ);
+    }
+  }
+
+  /**
+   * Closes the connection of a peer that stalled in a frame or did not authenticate within
+   * {@code io.timeout}; true if it did.
+   */
+  boolean overdue(long now) {
+    if (inFrame && now - frameStartNanos >= ioTimeoutNanos) {
+      LOG.warn("{} sent part of a frame and nothing more for {} ms; closing the connection", peer,
+          TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos));
+      conn.closeNow("a frame did not arrive in full within the i/o timeout"
+          + " (hadoop.hpc.transport.io.timeout)", null, null);
+      return true;
+    }
+    if (!conn.trusted() && now - createdNanos >= ioTimeoutNanos) {
+      LOG.warn("{} did not authenticate within {} ms; closing the connection", peer,
+          TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos));
+      conn.closeNow("the peer did not authenticate within the i/o timeout"
+          + " (hadoop.hpc.transport.io.timeout)", null, null);
+      return true;
+    }
+    return false;
+  }
+}

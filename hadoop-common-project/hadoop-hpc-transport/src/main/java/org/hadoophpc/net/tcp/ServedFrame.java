@@ -10,17 +10,17 @@ import org.hadoophpc.net.Buffer;
 
 /**
  * A frame the transport answers by itself: read response, write ack, error, close. Pooled per
- * connection (see {@link TcpConnection#servedFrame}) so serving one-sided operations allocates
+ * connection (see {@link TcpOutbound#queueServed}) so serving one-sided operations allocates
  * no frame objects. Confined to the connection's event-loop thread.
  */
 final class ServedFrame implements OutboundFrame {
-  private final TcpConnection owner;
+  private final TcpOutbound owner;
   private byte type;
   private long opId;
   private Buffer data;
   private ByteBuffer text;
 
-  ServedFrame(TcpConnection owner) {
+  ServedFrame(TcpOutbound owner) {
     this.owner = owner;
   }
 

@@ -10,7 +10,6 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -49,10 +48,15 @@ import org.slf4j.LoggerFactory;
  * per-connection pool, received requests use reusable {@link TcpResponder} slots (ids with a
  * generation, see {@link AnswerSlots}), frames the transport serves itself are pooled
  * ({@link ServedFrame}); the callback forms of the data-plane calls allocate nothing.
+ *
+ * <p>This class is the endpoint (API, operations and their deadlines, requests and answers,
+ * teardown); one protocol rule per part, each made once per connection: {@link TcpInbound}
+ * (every check of what the peer sends, then dispatch), {@link TcpRegionServer} (the peer's
+ * one-sided reads and writes against exposed regions), {@link TcpOutbound} (frames out whole,
+ * one after another).
  */
 final class TcpConnection implements Connection {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
-  private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
 
   private final TcpTransport transport;
   private final TcpEventLoop loop;
@@ -79,15 +83,12 @@ final class TcpConnection implements Connection {
   private final AnswerSlots.Refusal refusal = this::failIfUnanswered;
   /** Operations in flight: places (any thread), slots and ids (loop). */
   private final InflightTable<TcpOp> inflight;
-  private final ArrayDeque<OutboundFrame> writeQueue = new ArrayDeque<>();
-  private final ArrayDeque<ServedFrame> spareFrames = new ArrayDeque<>();
-  private OutboundFrame current;
-  private final ByteBuffer outHeader = ByteBuffer.allocateDirect(TcpFrame.HEADER_BYTES);
-  private final ByteBuffer[] outVector = new ByteBuffer[2];
   /** Requests handed to the handler and not yet answered (their answers not yet dequeued). */
   private int unanswered;
   /** False until the handler trusts the peer (handlers that authenticate; see trust()). */
   private volatile boolean trusted;
+  /** Writing of frames, one whole frame after another. */
+  private final TcpOutbound outbound;
   /** Reading, checking and dispatch of what the peer sends. */
   private final TcpInbound inbound;
 
@@ -108,7 +109,8 @@ final class TcpConnection implements Connection {
     this.answers = new AnswerSlots<>(handler == null ? 1 : maxInflight,
         i -> new TcpResponder(this, i));
     this.trusted = handler == null || !handler.authenticates();
-    this.inbound = new TcpInbound(this, transport, loop, channel, ioTimeoutNanos);
+    this.outbound = new TcpOutbound(this, channel);
+    this.inbound = new TcpInbound(this, transport, loop, channel, outbound, ioTimeoutNanos);
   }
 
   @Override
@@ -134,6 +136,7 @@ final class TcpConnection implements Connection {
   /** Called by the loop once the channel is registered for reading. */
   void attach(SelectionKey selectionKey) {
     this.key = selectionKey;
+    outbound.attach(selectionKey);
     inbound.attach(selectionKey);
   }
 
@@ -343,7 +346,7 @@ final class TcpConnection implements Connection {
     }
     try {
       drainOutbox();
-      flush();
+      outbound.flush();
     } catch (IOException e) {
       died(e);
     }
@@ -357,7 +360,7 @@ final class TcpConnection implements Connection {
       } else if (f instanceof TcpResponder) {
         unanswered--;
       }
-      writeQueue.add(f);
+      outbound.add(f);
     }
     if (unanswered < answerLimit()) {
       inbound.unthrottle();
@@ -370,8 +373,8 @@ final class TcpConnection implements Connection {
       if ((readyOps & SelectionKey.OP_READ) != 0) {
         inbound.onReadable();
       }
-      if (!finished && (current != null || !writeQueue.isEmpty())) {
-        flush();
+      if (!finished && outbound.hasWork()) {
+        outbound.flush();
       }
     } catch (IOException e) {
       died(e);
@@ -387,45 +390,11 @@ final class TcpConnection implements Connection {
     closeNow("peer died or the connection broke: " + e.getMessage(), e, null);
   }
 
-  private void flush() throws IOException {
-    while (true) {
-      if (current == null) {
-        OutboundFrame f = writeQueue.poll();
-        if (f == null) {
-          if ((key.interestOps() & SelectionKey.OP_WRITE) != 0) {
-            key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
-          }
-          return;
-        }
-        if (f.obsolete()) {
-          f.dropped();
-          continue;
-        }
-        ByteBuffer payload = f.start(outHeader);
-        outVector[0] = outHeader;
-        outVector[1] = payload == null ? EMPTY : payload;
-        current = f;
-      }
-      channel.write(outVector);
-      if (outHeader.hasRemaining() || outVector[1].hasRemaining()
-          || !current.transferRest(channel)) {
-        if ((key.interestOps() & SelectionKey.OP_WRITE) == 0) {
-          key.interestOps(key.interestOps() | SelectionKey.OP_WRITE);
-        }
-        return;
-      }
-      OutboundFrame f = current;
-      current = null;
-      outVector[1] = null;
-      f.sent();
-    }
-  }
-
   /** A request arrived: to the handler, or refused when this side has none. */
   void onRequest(long opId, Buffer request) {
     if (handler == null) {
       request.release();
-      queueServed(TcpFrame.ERROR, opId, null, "no request handler on " + localAddress()
+      outbound.queueServed(TcpFrame.ERROR, opId, null, "no request handler on " + localAddress()
           + ": this side of the connection only makes requests");
       return;
     }
@@ -440,20 +409,6 @@ final class TcpConnection implements Connection {
       return String.valueOf(channel.getLocalAddress());
     } catch (IOException e) {
       return "(closed socket)";
-    }
-  }
-
-  void queueServed(byte type, long opId, Buffer data, String text) {
-    ServedFrame f = spareFrames.poll();
-    if (f == null) {
-      f = new ServedFrame(this);
-    }
-    writeQueue.add(f.set(type, opId, data, text));
-  }
-
-  void recycle(ServedFrame f) {
-    if (!finished) {
-      spareFrames.push(f);
     }
   }
 
@@ -485,8 +440,8 @@ final class TcpConnection implements Connection {
     }
     try {
       inbound.onReadable();
-      if (!finished && (current != null || !writeQueue.isEmpty())) {
-        flush();
+      if (!finished && outbound.hasWork()) {
+        outbound.flush();
       }
     } catch (IOException e) {
       died(e);
@@ -504,7 +459,7 @@ final class TcpConnection implements Connection {
     for (int i = 0; i < inflight.capacity(); i++) {
       TcpOp op = inflight.at(i);
       if (op != null && now - op.deadline >= 0) {
-        if (op == current) {
+        if (outbound.writing(op)) {
           closeNow("a frame could not be written within the i/o timeout", null, op);
           return;
         }
@@ -525,13 +480,8 @@ final class TcpConnection implements Connection {
    * end of stream).
    */
   void closeLocally(String reason) {
-    if (!finished && current == null && channel.isOpen()) {
-      TcpFrame.encode(outHeader, TcpFrame.CLOSE, 0, 0, 0, 0, 0);
-      try {
-        channel.write(outHeader);
-      } catch (IOException e) {
-        LOG.debug("close frame to {} not sent", peer, e);
-      }
+    if (!finished) {
+      outbound.sayClose();
     }
     closeNow(reason, null, null);
   }
@@ -559,15 +509,7 @@ final class TcpConnection implements Connection {
     } catch (IOException e) {
       LOG.debug("closing the socket to {}", peer, e);
     }
-    if (current != null) {
-      current.dropped();
-      current = null;
-    }
-    OutboundFrame f;
-    while ((f = writeQueue.poll()) != null) {
-      f.dropped();
-    }
-    spareFrames.clear();
+    outbound.dropAll();
     inbound.dropPayload();
     for (int i = 0; i < inflight.capacity(); i++) {
       TcpOp op = inflight.at(i);

@@ -57,12 +57,12 @@ final class TcpInbound {
   private long frameStartNanos;
 
   TcpInbound(TcpConnection conn, TcpTransport transport, TcpEventLoop loop,
-      SocketChannel channel, long ioTimeoutNanos) {
+      SocketChannel channel, TcpOutbound outbound, long ioTimeoutNanos) {
     this.conn = conn;
     this.loop = loop;
     this.channel = channel;
     this.pool = transport.bufferPool();
-    this.regions = new TcpRegionServer(conn, transport);
+    this.regions = new TcpRegionServer(conn, transport, outbound);
     this.peer = conn.peer();
     this.maxMessageSize = conn.maxMessageSize();
     this.ioTimeoutNanos = ioTimeoutNanos;

@@ -20,11 +20,13 @@ final class TcpRegionServer {
   private final TcpConnection conn;
   private final TcpTransport transport;
   private final BufferPool pool;
+  private final TcpOutbound outbound;
 
-  TcpRegionServer(TcpConnection conn, TcpTransport transport) {
+  TcpRegionServer(TcpConnection conn, TcpTransport transport, TcpOutbound outbound) {
     this.conn = conn;
     this.transport = transport;
     this.pool = transport.bufferPool();
+    this.outbound = outbound;
   }
 
   /** Serves a read; false when it needs a buffer the pool cannot give yet. */
@@ -32,7 +34,7 @@ final class TcpRegionServer {
     TcpTransport.ExposedRegion region = transport.region(regionKey);
     String problem = checkRegion("read", region, regionKey, offset, length);
     if (problem != null) {
-      conn.queueServed(TcpFrame.ERROR, opId, null, problem);
+      outbound.queueServed(TcpFrame.ERROR, opId, null, problem);
       return true;
     }
     Buffer data = pool.allocate(length);
@@ -48,9 +50,9 @@ final class TcpRegionServer {
     }
     if (problem != null) {
       data.release();
-      conn.queueServed(TcpFrame.ERROR, opId, null, problem);
+      outbound.queueServed(TcpFrame.ERROR, opId, null, problem);
     } else {
-      conn.queueServed(TcpFrame.READ_RESPONSE, opId, data, null);
+      outbound.queueServed(TcpFrame.READ_RESPONSE, opId, data, null);
     }
     return true;
   }
@@ -73,9 +75,9 @@ final class TcpRegionServer {
       data.release();
     }
     if (problem != null) {
-      conn.queueServed(TcpFrame.ERROR, opId, null, problem);
+      outbound.queueServed(TcpFrame.ERROR, opId, null, problem);
     } else {
-      conn.queueServed(TcpFrame.WRITE_ACK, opId, null, null);
+      outbound.queueServed(TcpFrame.WRITE_ACK, opId, null, null);
     }
   }
 

@@ -10,7 +10,6 @@ import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
-import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Completions;
@@ -25,11 +24,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One RC queue pair, set up by rdma_cm, and the protocol spoken on it (see {@link VerbsHeader}).
- * This class is the endpoint: the public API, requests and their answers, and delivery of
- * eager messages; each other rule of the protocol is held by a class of its own, which the
- * connection owns: {@link VerbsSetUp}, {@link VerbsRing}, {@link VerbsSendQueue},
- * {@link VerbsInbound}, {@link VerbsRendezvous}, {@link VerbsOneSided}, {@link VerbsInflight},
- * {@link VerbsOutbox}, {@link VerbsOpPool} and {@link VerbsTeardown}.
+ * This class is the endpoint: the public API, its requests, and delivery of eager messages; each
+ * other rule of the protocol is held by a class of its own, which the connection owns:
+ * {@link VerbsSetUp}, {@link VerbsRing}, {@link VerbsSendQueue}, {@link VerbsInbound},
+ * {@link VerbsAdmission}, {@link VerbsResponder} (the peer's requests and our answers),
+ * {@link VerbsRendezvous}, {@link VerbsOneSided}, {@link VerbsInflight}, {@link VerbsOutbox},
+ * {@link VerbsOpPool} and {@link VerbsTeardown}.
  *
  * <p>Flow control ({@link VerbsCredits}, {@link VerbsSendQueue}): each side pre-posts
  * {@code recvDepth} receives ({@link VerbsRing}) and tells the peer that number in the
@@ -49,8 +49,9 @@ import org.slf4j.LoggerFactory;
  * bounded queue, then the transport's ready queue), so a call costs no task object.
  *
  * <p>Garbage per message: none but one {@link VerbsOp} per one-sided read or write
- * ({@link VerbsOpPool}); answers use reusable {@link VerbsAnswer} slots; operations in flight sit
- * in an array indexed by request id ({@link VerbsInflight}); rendezvous windows are reused.
+ * ({@link VerbsOpPool}); answers use reusable {@link VerbsAnswer} slots ({@link VerbsResponder});
+ * operations in flight sit in the {@code InflightTable} ({@link VerbsInflight}); rendezvous
+ * windows are reused.
  */
 final class VerbsConnection implements Connection {
   static final int CONNECTING = 0;
@@ -79,7 +80,6 @@ final class VerbsConnection implements Connection {
   /** Request and message objects for reuse ({@link VerbsOpPool}). */
   final VerbsOpPool ops;
   /** Requests received and not yet answered. */
-  private final AnswerSlots<VerbsAnswer> answers;
 
   // ---- queue pair and its resources (loop) ----
   /** Set-up through rdma_cm and what it reserved ({@link VerbsSetUp}). */
@@ -97,7 +97,7 @@ final class VerbsConnection implements Connection {
   /** User operations until each ends ({@link VerbsInflight}); its count on any thread. */
   private final VerbsInflight inflightOps;
   /** Large messages, both directions ({@link VerbsRendezvous}). */
-  private final VerbsRendezvous rendezvous;
+  final VerbsRendezvous rendezvous;
   /** Receive completions: checks and dispatch ({@link VerbsInbound}). */
   private final VerbsInbound inbound;
   /** Reads and writes of the peer's regions ({@link VerbsOneSided}). */
@@ -113,8 +113,8 @@ final class VerbsConnection implements Connection {
 
   /** Ending the connection, once ({@link VerbsTeardown}). */
   private final VerbsTeardown teardown;
-  /** Fails a delivered request whose handler threw; made once (no garbage per request). */
-  private final AnswerSlots.Refusal refusal = this::failIfUnanswered;
+  /** Requests of the peer and this side's answers to them ({@link VerbsResponder}). */
+  final VerbsResponder responder;
   /** What the peer may do before it authenticated ({@link VerbsAdmission}). */
   final VerbsAdmission admission;
 
@@ -135,7 +135,6 @@ final class VerbsConnection implements Connection {
     this.inflightOps = new VerbsInflight(this, transport, maxInflight);
     this.outbox = new VerbsOutbox(this, loop, maxInflight);
     this.ops = new VerbsOpPool(maxInflight);
-    this.answers = new AnswerSlots<>(listener == null ? 1 : maxInflight, VerbsAnswer::new);
     this.rendezvous = new VerbsRendezvous(this, transport, maxInflight, ioTimeoutNanos);
     this.sendQueue = new VerbsSendQueue(this, transport, credits, receiveRing, rendezvous,
         messageBacklog, maxSend);
@@ -146,6 +145,7 @@ final class VerbsConnection implements Connection {
         inflightOps);
     RequestHandler h = listener == null ? null : listener.handler();
     this.admission = new VerbsAdmission(h == null || !h.authenticates(), ioTimeoutNanos);
+    this.responder = new VerbsResponder(this, listener == null ? 1 : maxInflight, admission);
   }
 
   @Override
@@ -232,20 +232,12 @@ final class VerbsConnection implements Connection {
   @Override
   public void respond(long requestId, Buffer response) {
     checkSize(response.readableBytes());
-    VerbsAnswer a = answers.claimOrThrow(requestId, this);
-    a.response = response;
-    a.failure = null;
-    enqueueAnswer(a);
+    responder.respond(requestId, response);
   }
 
   @Override
   public void fail(long requestId, int code, String message) {
-    RemoteFailureException.checkCode(code);
-    VerbsAnswer a = answers.claimOrThrow(requestId, this);
-    a.response = null;
-    a.failure = String.valueOf(message);
-    a.failureCode = code;
-    enqueueAnswer(a);
+    responder.fail(requestId, code, message);
   }
 
   @Override
@@ -291,10 +283,6 @@ final class VerbsConnection implements Connection {
         + inflightOps.count() + "]";
   }
 
-  private void enqueueAnswer(VerbsAnswer a) {
-    outbox.enqueueAnswer(a);
-  }
-
   /** Passive side: the peer's address as rdma_cm has it (messages only). */
   void refreshRemoteAddress() {
     remote = VerbsSetUp.peerAddress(cmId, remote);
@@ -303,24 +291,6 @@ final class VerbsConnection implements Connection {
   // ======================================================================================
   // Data path (loop)
   // ======================================================================================
-
-  /** Loop: a claimed answer becomes a message; its slot may serve another request. */
-  void onAnswer(VerbsAnswer a) {
-    int reqId = a.reqId;
-    Buffer response = a.response;
-    String failure = a.failure;
-    int code = a.failureCode;
-    a.response = null;
-    a.failure = null;
-    a.failureCode = RemoteFailureException.NO_CODE;
-    answers.recycle(a);
-    admission.answered();
-    if (response != null) {
-      sendResponse(reqId, response);
-    } else {
-      sendFailure(reqId, code, failure);
-    }
-  }
 
   private VerbsOp message(byte type, int flags, int reqId, Buffer payload) {
     return ops.message(type, flags, reqId, payload);
@@ -365,7 +335,7 @@ final class VerbsConnection implements Connection {
    * whose payload stays exposed through a memory window (bound as the announcement is posted)
    * until the transfer is over.
    */
-  private void prepare(VerbsOp op, byte eager, byte announcement, Buffer payload,
+  void prepare(VerbsOp op, byte eager, byte announcement, Buffer payload,
       boolean forResponse) {
     op.flags = 0;
     if (payload.readableBytes() <= VerbsTransport.EAGER_SIZE) {
@@ -375,35 +345,6 @@ final class VerbsConnection implements Connection {
       return;
     }
     rendezvous.announce(op, announcement, payload, forResponse);
-  }
-
-  private void sendResponse(int reqId, Buffer response) {
-    if (state != OPEN) {
-      response.release();
-      return;
-    }
-    Buffer payload = response;
-    if (response.pool() != transport.bufferPool()) {
-      payload = transport.copyIntoPool(response);
-      response.release();
-      if (payload == null) {
-        sendFailure(reqId, RemoteFailureException.NO_CODE, "responder out of registered memory"
-            + " for a " + response.capacity() + "-byte response");
-        return;
-      }
-    }
-    VerbsOp op = ops.spare(VerbsOp.MESSAGE);
-    op.reqId = reqId;
-    if (payload.readableBytes() > VerbsTransport.EAGER_SIZE
-        && rendezvous.exposed() >= rendezvous.limit()) {
-      payload.release();
-      protocolError("it left " + rendezvous.exposed() + " rendezvous payloads unacknowledged"
-          + " (RNDV_DONE), the most one connection may hold");
-      return;
-    }
-    prepare(op, VerbsHeader.RESPONSE, VerbsHeader.RESPONSE_RNDV, payload, true);
-    messageBacklog.add(op);
-    pump();
   }
 
   /** Tells the peer a region is unexposed; its REVOKE_ACK reaches the transport. */
@@ -416,23 +357,6 @@ final class VerbsConnection implements Connection {
     messageBacklog.add(op);
     pump();
     return true;
-  }
-
-  /** A FAILURE message: the code travels in the header's rkey field, the text as payload. */
-  private void sendFailure(int reqId, int code, String message) {
-    if (state != OPEN) {
-      return;
-    }
-    byte[] text = String.valueOf(message).getBytes(StandardCharsets.UTF_8);
-    int len = Math.min(text.length, VerbsTransport.EAGER_SIZE);
-    Buffer payload = transport.bufferPool().allocate(len);
-    if (payload != null) {
-      payload.nio().put(text, 0, len).flip();
-    }
-    VerbsOp op = message(VerbsHeader.FAILURE, 0, reqId, payload);
-    op.rkey = code;
-    messageBacklog.add(op);
-    pump();
   }
 
   /** Ends a user operation, once ({@link VerbsInflight#finish}). */
@@ -557,32 +481,9 @@ final class VerbsConnection implements Connection {
     if (answered != null) {
       finishOp(answered, delivered, failure);
     } else if (delivered != null) {
-      deliverRequest(reqId, delivered);
+      responder.deliver(reqId, delivered);
     }
     return true;
-  }
-
-  void deliverRequest(int reqId, Buffer request) {
-    RequestHandler handler = listener == null ? null : listener.handler();
-    if (handler == null) {
-      request.release();
-      sendFailure(reqId, RemoteFailureException.NO_CODE,
-          "no request handler on this side of the connection");
-      return;
-    }
-    VerbsAnswer slot = answers.next();
-    slot.reqId = reqId;
-    answers.dispatch(slot, handler, this, request, refusal);
-  }
-
-  private void failIfUnanswered(long requestId, String message) {
-    VerbsAnswer a = answers.claim(requestId);
-    if (a != null) {
-      a.response = null;
-      a.failure = message;
-      a.failureCode = RemoteFailureException.NO_CODE;
-      onAnswer(a);
-    }
   }
 
   // ======================================================================================

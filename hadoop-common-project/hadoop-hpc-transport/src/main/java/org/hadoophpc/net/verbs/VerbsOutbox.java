@@ -51,7 +51,7 @@ final class VerbsOutbox {
   void enqueueAnswer(VerbsAnswer a) {
     if (answers.offer(a)) {
       loop.schedule(conn);
-    } else if (!loop.submit(() -> conn.onAnswer(a))) {
+    } else if (!loop.submit(() -> conn.responder.onAnswer(a))) {
       discard(a);
     }
   }
@@ -61,7 +61,7 @@ final class VerbsOutbox {
     scheduled.set(false);
     VerbsAnswer a;
     while ((a = answers.poll()) != null) {
-      conn.onAnswer(a);
+      conn.responder.onAnswer(a);
     }
     VerbsOp op;
     while ((op = ops.poll()) != null) {

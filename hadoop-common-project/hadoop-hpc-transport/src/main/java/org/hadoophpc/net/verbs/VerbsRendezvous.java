@@ -190,7 +190,7 @@ final class VerbsRendezvous {
       }
       conn.finishOp(pending, payload, null);
     } else {
-      conn.deliverRequest(reqId, payload);
+      conn.responder.deliver(reqId, payload);
     }
   }
 

@@ -11,12 +11,16 @@
 # and proves from the job's counters and task hosts that shuffle bytes crossed hosts; then
 # kills every process of one worker host during the shuffle of a second TeraSort: the job
 # re-runs the lost maps and succeeds with the same output, and `hpc-cluster.sh status` names
-# the dead host.
+# the dead host. Then, on the same hosts, a real Slurm (munge, slurmctld on the master, a
+# slurmd on every host): sbatch of the shipped example batch script, in which sbin/hpc-slurm.sh
+# starts a cluster on the allocation and runs TeraSort + TeraValidate; and the launcher on a
+# PBS node file, stopped by SIGTERM (as qdel does) while its command runs.
 #
 # Usage: multihost.sh TARBALL WORKDIR
-# Needs root (namespaces); installs openssh-server, iproute2, curl and jq with apt-get when
-# missing. Removes every namespace, bridge and process it made on exit, also on failure.
-# HPC_MH_ROWS: TeraGen rows (default 1000000 = 100 MB).
+# Needs root (namespaces); installs openssh-server, slurm-wlm, munge, iproute2, curl and jq
+# with apt-get when missing. Removes every namespace, bridge and process it made on exit, also
+# on failure. HPC_MH_ROWS: TeraGen rows (default 1000000 = 100 MB); HPC_MH_SLURM_ROWS: rows
+# of the Slurm job's TeraSort (default 500000).
 set -u
 
 tarball=${1:?usage: multihost.sh TARBALL WORKDIR}
@@ -33,6 +37,8 @@ NODES=(node0 node1 node2 node3)
 MASTER=node0
 WORKERS=(node1 node2 node3)
 ROWS=${HPC_MH_ROWS:-1000000}
+SLURM_ROWS=${HPC_MH_SLURM_ROWS:-500000}
+MUNGE_DIR=/run/${PREFIX}-munge
 
 # shellcheck source=lib/lane.sh
 . "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)/lib/lane.sh"
@@ -92,6 +98,10 @@ prerequisites() {
   command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
   command -v curl >/dev/null 2>&1 || missing+=(curl)
   command -v jq >/dev/null 2>&1 || missing+=(jq)
+  command -v slurmctld >/dev/null 2>&1 || missing+=(slurmctld)
+  command -v slurmd >/dev/null 2>&1 || missing+=(slurmd)
+  command -v sbatch >/dev/null 2>&1 || missing+=(slurm-client)
+  command -v munged >/dev/null 2>&1 || [[ -x /usr/sbin/munged ]] || missing+=(munge)
   [[ "$(id -u)" -eq 0 ]] ||
     die "needs root (network namespaces, unshare --uts, an sshd per host); run dev-support/bin/test as root${missing[*]:+; also missing: ${missing[*]}}"
   if [[ ${#missing[@]} -gt 0 ]]; then
@@ -137,6 +147,8 @@ network_down() {
     rm -rf "/etc/netns/${n}"
   done
   ip link del "${BRIDGE}" 2>/dev/null
+  rmdir /etc/netns 2>/dev/null
+  rm -rf "${MUNGE_DIR}"
   return 0
 }
 
@@ -194,6 +206,71 @@ sshd_up() {
   HADOOP_SSH_OPTS="-i ${dir}/id -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no"
   HADOOP_SSH_OPTS+=" -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=5"
   export HADOOP_SSH_OPTS
+}
+
+## slurm_up: munged (own socket), slurmctld on the master and a slurmd on every host, all in
+## the hosts' namespaces; waits until every node is idle.
+slurm_up() {
+  local dir="${work}/slurm" node _
+  mkdir -p "${dir}/state" "${dir}/log" "${dir}/spool" "${MUNGE_DIR}" &&
+    chown munge:munge "${MUNGE_DIR}" && chmod 0755 "${MUNGE_DIR}" || return 1
+  on "${MASTER}" runuser -u munge -- /usr/sbin/munged --socket="${MUNGE_DIR}/munge.socket" \
+    --pid-file="${MUNGE_DIR}/munged.pid" --log-file="${MUNGE_DIR}/munged.log" \
+    --seed-file="${MUNGE_DIR}/munged.seed" || return 1
+  {
+    echo "ClusterName=hpcmh"
+    echo "SlurmctldHost=${MASTER}($(addr "${MASTER}"))"
+    echo "SlurmUser=root"
+    echo "SlurmdUser=root"
+    echo "AuthType=auth/munge"
+    echo "CredType=cred/munge"
+    echo "AuthInfo=socket=${MUNGE_DIR}/munge.socket"
+    echo "ProctrackType=proctrack/linuxproc"
+    echo "TaskPlugin=task/none"
+    echo "SelectType=select/cons_tres"
+    echo "SelectTypeParameters=CR_Core"
+    echo "MpiDefault=none"
+    echo "JobAcctGatherType=jobacct_gather/none"
+    echo "AccountingStorageType=accounting_storage/none"
+    echo "MailProg=/bin/true"
+    echo "MinJobAge=600"
+    echo "KillWait=30"
+    echo "StateSaveLocation=${dir}/state"
+    echo "SlurmdSpoolDir=${dir}/spool/%n"
+    echo "SlurmctldPidFile=${dir}/slurmctld.pid"
+    echo "SlurmdPidFile=${dir}/slurmd-%n.pid"
+    echo "SlurmctldLogFile=${dir}/log/slurmctld.log"
+    echo "SlurmdLogFile=${dir}/log/slurmd-%n.log"
+    echo "ReturnToService=2"
+    for node in "${NODES[@]}"; do
+      echo "NodeName=${node} NodeAddr=$(addr "${node}") CPUs=2 RealMemory=4000 State=UNKNOWN"
+    done
+    echo "PartitionName=lane Nodes=$(IFS=,; echo "${NODES[*]}") Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
+  } >"${dir}/slurm.conf"
+  # slurmd needs a cgroup.conf even with task/none; nothing is mounted
+  printf 'CgroupPlugin=cgroup/v1\nIgnoreSystemd=yes\nCgroupAutomount=no\n' >"${dir}/cgroup.conf"
+  export SLURM_CONF="${dir}/slurm.conf"
+  on "${MASTER}" slurmctld || return 1
+  for node in "${NODES[@]}"; do
+    on "${node}" slurmd -N "${node}" || return 1
+  done
+  for _ in $(seq 60); do
+    [[ "$(on "${MASTER}" sinfo -h -o '%D %T' 2>/dev/null)" == "${#NODES[@]} idle" ]] && return 0
+    sleep 1
+  done
+  on "${MASTER}" sinfo >&2
+  return 1
+}
+
+## no_jvm_left WHEN: no Java process in any host's namespace.
+no_jvm_left() {
+  local left="" node pid
+  for node in "${NODES[@]}"; do
+    for pid in $(ip netns pids "$(ns "${node}")" 2>/dev/null); do
+      tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -q 'java' && left+=" ${node}:${pid}"
+    done
+  done
+  [[ -z "${left}" ]] && pass "no JVM left on any host $1" || fail "no JVM left on any host $1:${left}"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -449,13 +526,88 @@ printf '%s\n' "${out}" | sed 's/^/    /'
 grep -qE "^  ${victim:-none} +worker +UNREACHABLE" <<<"${out}" &&
   pass "stop names the unreachable host and stops the others" ||
   fail "stop names the unreachable host" "${out}"
-left=""
-for node in "${NODES[@]}"; do
-  for pid in $(ip netns pids "$(ns "${node}")" 2>/dev/null); do
-    tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -q 'java' && left+=" ${node}:${pid}"
-  done
+no_jvm_left "after stop"
+
+# ---------------------------------------------------------------------------------------------
+# The launcher, sbin/hpc-slurm.sh: in a real Slurm on the same hosts, then with a PBS node file
+
+phase "slurm: munge, slurmctld on ${MASTER}, slurmd on ${NODES[*]}"
+[[ -n "${victim}" ]] && start_sshd "${victim}" # the killed host comes back
+slurm_up || die "cannot start Slurm (logs: ${work}/slurm/log)"
+out=$(on "${MASTER}" sinfo -h -o '%D %T %N' 2>&1)
+echo "    sinfo: ${out}"
+[[ "${out}" == "4 idle node[0-3]" ]] && pass "4 slurmd nodes idle" || fail "4 slurmd nodes idle" "${out}"
+
+phase "slurm: sbatch the shipped example (hpc-slurm.sh: a cluster on the allocation, TeraSort)"
+jobs_dir="${work}/slurm/jobs"
+mkdir -p "${jobs_dir}"
+example="${H}/share/doc/hadoop-hpc/examples/slurm-terasort.sbatch"
+# submitted from the jobs directory, as a user does: the job directory is <submit dir>/hadoop-hpc-<id>
+jobid=$(cd "${jobs_dir}" && on "${MASTER}" env HADOOP_HOME="${H}" TERASORT_ROWS="${SLURM_ROWS}" \
+  sbatch --parsable "${example}" 2>&1)
+if [[ "${jobid}" =~ ^[0-9]+$ ]]; then
+  pass "sbatch ${example##*/}: job ${jobid}"
+else
+  die "sbatch failed: ${jobid}"
+fi
+state=""
+for _ in $(seq 600); do
+  state=$(on "${MASTER}" scontrol show job "${jobid}" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+  [[ "${state}" == PENDING || "${state}" == RUNNING || "${state}" == CONFIGURING || "${state}" == COMPLETING ]] || break
+  sleep 1
 done
-[[ -z "${left}" ]] && pass "no JVM left on any host" || fail "no JVM left on any host:${left}"
+job_out="${jobs_dir}/hadoop-hpc-${jobid}.out"
+echo "    --- ${job_out##*/} (the job's output) ---"
+grep -v ' INFO \| WARN \|^Spent \|^Comput\|^Sampling \|^Making ' "${job_out}" | sed 's/^/    | /'
+[[ "${state}" == COMPLETED ]] && pass "job ${jobid} COMPLETED" ||
+  fail "job ${jobid} COMPLETED (state ${state})" "$(tail -n 30 "${job_out}")"
+grep -q 'cluster ready: master node0, 3/3 workers' "${job_out}" &&
+  pass "the launcher started a cluster on the allocation node[0-3]: master node0, 3 workers" ||
+  fail "the launcher started a cluster on the allocation"
+grep -q '^TeraValidate: sorted, checksum' "${job_out}" &&
+  pass "TeraSort + TeraValidate in the job: $(sed -n 's/^TeraValidate: //p' "${job_out}" | tr '\t' ' ')" ||
+  fail "TeraSort + TeraValidate in the job"
+grep -q 'hpc-slurm: .* exit 0$' "${job_out}" && pass "the launcher exited 0 after stopping the cluster" ||
+  fail "the launcher exited 0"
+ls "${jobs_dir}/hadoop-hpc-${jobid}/logs/node1/"hadoop-*-nodemanager-node1.log >/dev/null 2>&1 &&
+  pass "every host's logs in the job directory (hadoop-hpc-${jobid}/logs/<host>)" ||
+  fail "every host's logs in the job directory" "$(find "${jobs_dir}/hadoop-hpc-${jobid}" 2>&1 | head)"
+[[ ! -e "${TMPDIR:-/tmp}/hadoop-hpc-${USER:-$(id -un)}-${jobid}" ]] &&
+  pass "the node-local scratch of every host was removed" ||
+  fail "the node-local scratch was removed" "$(find "${TMPDIR:-/tmp}/hadoop-hpc-${USER:-$(id -un)}-${jobid}" | head)"
+no_jvm_left "after the Slurm job"
+
+phase "pbs: hpc-slurm.sh from a PBS_NODEFILE, stopped by SIGTERM (qdel) while the command runs"
+# PBS lists a host once per slot; the launcher keeps each once
+printf '%s\n%s\n' "${NODES[@]}" "${NODES[@]}" | sort >"${work}/pbs_nodefile"
+pbs_log="${work}/pbs-job.log"
+on "${MASTER}" env PBS_NODEFILE="${work}/pbs_nodefile" PBS_JOBID=4242.pbs-server \
+  PBS_O_WORKDIR="${jobs_dir}" "${H}/sbin/hpc-slurm.sh" -- \
+  bash -c 'hadoop fs -mkdir /pbs && hadoop fs -ls / && echo "command running" && sleep 600' \
+  >"${pbs_log}" 2>&1 &
+pbs_pid=$!
+for _ in $(seq 240); do
+  grep -q 'command running' "${pbs_log}" && break
+  kill -0 "${pbs_pid}" 2>/dev/null || break
+  sleep 0.5
+done
+grep -q 'hpc-cluster: 4 host(s) from PBS_NODEFILE' "${pbs_log}" && grep -q 'cluster ready: master node0, 3/3 workers' "${pbs_log}" &&
+  grep -q 'command running' "${pbs_log}" &&
+  pass "the launcher read PBS_NODEFILE (8 lines, 4 hosts) and ran the command on its cluster" ||
+  fail "the launcher on a PBS node file" "$(tail -n 30 "${pbs_log}")"
+launcher=$(pgrep -f "hpc-slurm.sh -- bash -c hadoop fs -mkdir /pbs" | head -n 1)
+kill -TERM "${launcher:-0}" 2>/dev/null
+wait "${pbs_pid}"
+rc=$?
+echo "    --- the launcher's output after SIGTERM ---"
+sed -n '/SIGTERM/,$p' "${pbs_log}" | sed 's/^/    | /'
+[[ ${rc} -eq 143 ]] && grep -q 'SIGTERM received' "${pbs_log}" && grep -q 'removed .*/node3' "${pbs_log}" &&
+  pass "SIGTERM: the launcher stopped the cluster, removed the scratch, exited 143" ||
+  fail "SIGTERM: the launcher stopped the cluster and exited 143 (exit ${rc})" "$(tail -n 20 "${pbs_log}")"
+[[ -z "$(pgrep -f 'sleep 600$')" ]] && pass "the user's command was stopped too" ||
+  fail "the user's command was stopped too"
+no_jvm_left "after SIGTERM"
+
 phase ""
 
 echo

@@ -14,7 +14,8 @@
 # the dead host. Then, on the same hosts, a real Slurm (munge, slurmctld on the master, a
 # slurmd on every host): sbatch of the shipped example batch script, in which sbin/hpc-slurm.sh
 # starts a cluster on the allocation and runs TeraSort + TeraValidate; and the launcher on a
-# PBS node file, stopped by SIGTERM (as qdel does) while its command runs.
+# PBS node file, stopped by SIGTERM (as qdel does) while its command runs; and a Slurm job
+# whose launcher gets the time-limit warning (SIGUSR1 to the batch shell).
 #
 # Usage: multihost.sh TARBALL WORKDIR
 # Needs root (namespaces); installs openssh-server, slurm-wlm, munge, iproute2, curl and jq
@@ -396,13 +397,14 @@ task_hosts() {
 ## teravalidate OUT REPORT: TeraValidate; prints the output's checksum when it found no error.
 teravalidate() {
   local log="${work}/teravalidate-${2##*/}.log" report
-  hadoop jar "${EX}" teravalidate "$1" "$2" >"${log}" 2>&1 || { cat "${log}"; return 1; }
+  hadoop jar "${EX}" teravalidate "$1" "$2" >"${log}" 2>&1 || { grep -m 3 'Error\|failed' "${log}"; return 1; }
   report=$(hadoop fs -cat "$2/part-r-*" 2>&1)
   grep -q '^error' <<<"${report}" && { echo "${report}"; return 1; }
   sed -n 's/^checksum[[:space:]]*//p' <<<"${report}"
 }
 EX=$(echo "${H}"/share/hadoop/mapreduce/hadoop-mapreduce-examples-*.jar)
-STRICT=(-Dmapreduce.hpc.shuffle.strict=true -Dmapreduce.job.reduces=3)
+# TeraSort writes 1 replica unless told: 2, so the output outlives the host killed below
+STRICT=(-Dmapreduce.hpc.shuffle.strict=true -Dmapreduce.job.reduces=3 -Dmapreduce.terasort.output.replication=2)
 
 phase "teragen ${ROWS} rows ($((ROWS / 10000)) MB, 6 maps, replication 3)"
 if hadoop jar "${EX}" teragen -Dmapreduce.job.maps=6 "${ROWS}" /lane/in >"${work}/teragen.log" 2>&1; then
@@ -448,7 +450,6 @@ map_hosts=$(awk '{ print $2 }' <<<"${maps}" | sort -u | wc -l)
 phase "teravalidate"
 sum1=$(teravalidate /lane/out1 /lane/report1) && [[ -n "${sum1}" ]] &&
   pass "teravalidate: sorted, checksum ${sum1}" || fail "teravalidate /lane/out1" "${sum1}"
-# (TeraSort writes one replica: read the first output's checksums while every host lives)
 sums1=$(hadoop fs -checksum '/lane/out1/part-r-*' 2>&1 | sed 's|/lane/out1/||')
 
 phase "a worker host killed during the shuffle of a second terasort"
@@ -464,9 +465,10 @@ for _ in $(seq 400); do
   kill -0 "${job_pid}" 2>/dev/null || break
   app=${app:-$(grep -o 'application_[0-9]*_[0-9]*' "${log2}" | head -n 1)}
   job2=${app/application_/job_}
-  # every map finished and a reducer copying: the shuffle runs
+  # every map finished and the reducers launched: the shuffle starts (reducers report their
+  # progress every few seconds, by when 100 MB may be fetched already: do not wait for it)
   if [[ -n "${app}" ]] && am "/jobs/${job2}" |
-      jq -e '.job | .mapsCompleted == .mapsTotal and .reducesRunning > 0 and .reduceProgress > 0' >/dev/null 2>&1; then
+      jq -e '.job | .mapsCompleted == .mapsTotal and .reducesRunning > 0' >/dev/null 2>&1; then
     am_host=$(ip netns exec "$(ns "${MASTER}")" curl -sf "http://$(addr "${MASTER}"):8088/ws/v1/cluster/apps/${app}" |
       jq -r '.app.amHostHttpAddress | sub(":.*"; "")')
     # the host of a finished map that is not the ApplicationMaster's
@@ -486,7 +488,7 @@ if [[ -n "${victim}" ]]; then
     for p in $(ip netns pids "$(ns "${victim}")"); do ps -o args= -p "${p}" | grep -o 'proc_[a-z]*\|YarnChild\|sshd' | head -n 1; done | sort | uniq -c | tr -s ' \n' ' '))"
   kill_node "${victim}" -KILL
   t_kill=${SECONDS}
-  pass "killed host ${victim} while the reducers were fetching"
+  pass "killed host ${victim} after the maps, with the reducers launched for the shuffle"
 else
   fail "the second terasort reached its shuffle" "$(tail -n 20 "${log2}")"
 fi
@@ -507,7 +509,7 @@ launched=$(counter "${log2}" 'Launched map tasks')
 sum2=$(teravalidate /lane/out2 /lane/report2) && [[ -n "${sum2}" ]] &&
   pass "teravalidate after the kill: sorted, checksum ${sum2}" || fail "teravalidate /lane/out2" "${sum2}"
 [[ -n "${sum1}" && "${sum1}" == "${sum2}" ]] && pass "same output as without the kill (checksum ${sum2})" ||
-  fail "same output as without the kill (${sum1} vs ${sum2})"
+  fail "same output as without the kill (checksums '${sum1}' and '${sum2:0:20}')"
 sums2=$(hadoop fs -checksum '/lane/out2/part-r-*' 2>&1 | sed 's|/lane/out2/||')
 [[ "${sums1}" == "${sums2}" && $(grep -c '^part-r-' <<<"${sums2}") -eq 3 ]] &&
   pass "each part file byte for byte the first run's (hdfs checksums)" ||
@@ -576,6 +578,41 @@ ls "${jobs_dir}/hadoop-hpc-${jobid}/logs/node1/"hadoop-*-nodemanager-node1.log >
   pass "the node-local scratch of every host was removed" ||
   fail "the node-local scratch was removed" "$(find "${TMPDIR:-/tmp}/hadoop-hpc-${USER:-$(id -un)}-${jobid}" | head)"
 no_jvm_left "after the Slurm job"
+
+phase "slurm: the time-limit warning (scancel -b -s USR1, what --signal=B:USR1@60 sends)"
+cat >"${jobs_dir}/sleeper.sbatch" <<EOF
+#!/usr/bin/env bash
+#SBATCH --nodes=4
+#SBATCH --output=sleeper-%j.out
+#SBATCH --signal=B:USR1@60
+exec "${H}/sbin/hpc-slurm.sh" -- bash -c 'echo "command running"; sleep 600'
+EOF
+jobid2=$(cd "${jobs_dir}" && on "${MASTER}" sbatch --parsable sleeper.sbatch 2>&1)
+[[ "${jobid2}" =~ ^[0-9]+$ ]] || die "sbatch sleeper.sbatch failed: ${jobid2}"
+sleeper_out="${jobs_dir}/sleeper-${jobid2}.out"
+for _ in $(seq 240); do
+  grep -q '^command running' "${sleeper_out}" 2>/dev/null && break
+  sleep 0.5
+done
+grep -q '^command running' "${sleeper_out}" 2>/dev/null &&
+  pass "job ${jobid2}: the launcher's cluster is up and its command runs" ||
+  fail "job ${jobid2}: the launcher's command runs" "$(tail -n 30 "${sleeper_out}" 2>&1)"
+on "${MASTER}" scancel --batch --signal=USR1 "${jobid2}"
+state=""
+for _ in $(seq 120); do
+  state=$(on "${MASTER}" scontrol show job "${jobid2}" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+  [[ "${state}" == RUNNING || "${state}" == COMPLETING ]] || break
+  sleep 0.5
+done
+echo "    --- sleeper-${jobid2}.out after SIGUSR1 (job state ${state}) ---"
+sed -n '/SIGUSR1/,$p' "${sleeper_out}" | sed 's/^/    | /'
+grep -q 'SIGUSR1 received' "${sleeper_out}" && grep -q 'hpc-slurm: .* exit 138$' "${sleeper_out}" &&
+  grep -q 'removed .*/node3$' "${sleeper_out}" &&
+  pass "SIGUSR1: the launcher stopped its command and the cluster, removed the scratch, exited 138" ||
+  fail "SIGUSR1: the launcher stopped the cluster and exited 138" "$(tail -n 20 "${sleeper_out}")"
+[[ -z "$(pgrep -f 'sleep 600$')" ]] && pass "the job's command was stopped too" ||
+  fail "the job's command was stopped too"
+no_jvm_left "after SIGUSR1"
 
 phase "pbs: hpc-slurm.sh from a PBS_NODEFILE, stopped by SIGTERM (qdel) while the command runs"
 # PBS lists a host once per slot; the launcher keeps each once

@@ -16,21 +16,8 @@ work=${2:?usage: e2e-tarball.sh TARBALL WORKDIR}
 : "${JAVA_HOME:?JAVA_HOME must be set}"
 export JAVA_HOME
 
-passed=0
-failed=0
-failures=()
-
-pass() {
-  passed=$((passed + 1))
-  echo "  ok   $1"
-}
-
-fail() {
-  failed=$((failed + 1))
-  failures+=("$1")
-  echo "  FAIL $1"
-  [[ -n "${2:-}" ]] && printf '%s\n' "$2" | sed 's/^/       | /' | tail -n 25
-}
+# shellcheck source=lib/lane.sh
+. "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)/lib/lane.sh"
 
 ## check NAME COMMAND...: passes when COMMAND succeeds.
 check() {

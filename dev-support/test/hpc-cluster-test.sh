@@ -314,13 +314,28 @@ assert_eq "start below --min-workers fails" 1 "$?"
 assert_contains "and says which hosts failed" "failed: hw2 hw3" "${out}"
 assert_contains "running daemons are left as they are" "already running" "${out}"
 
-echo "== stop"
+echo "== clean refuses while daemons run"
 unset SSH_DOWN
+out=$("${cluster}" clean --conf-dir "${tmp}/c5" 2>&1)
+assert_eq "clean with running daemons fails" 1 "$?"
+assert_contains "and names the daemon" "hw1                  host    FAILED" "${out}"
+assert_contains "keeping its state" "still runs: kept ${tmp}/local/hw1" "${out}"
+[[ -d "${tmp}/local/hw1" ]]
+assert_eq "a running host's state is kept" 0 "$?"
+
+echo "== stop"
 out=$("${cluster}" stop --conf-dir "${tmp}/c5" 2>&1)
 assert_eq "stop reaches every host" 0 "$?"
 out=$("${cluster}" status --conf-dir "${tmp}/c5" 2>&1)
 assert_eq "after stop, nothing runs: 3" 3 "$?"
 assert_contains "all dead" "live workers: 0/4" "${out}"
+
+echo "== clean after stop"
+out=$("${cluster}" clean --conf-dir "${tmp}/c5" 2>&1)
+assert_eq "clean after stop" 0 "$?"
+assert_contains "each host's state removed" "hm                   host    ok      removed ${tmp}/local/hm" "${out}"
+[[ ! -e "${tmp}/local" ]]
+assert_eq "the node-local base is gone once empty" 0 "$?"
 
 echo
 echo "cluster shell: ${passed} passed, ${failed} failed"

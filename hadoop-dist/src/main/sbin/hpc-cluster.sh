@@ -10,6 +10,7 @@
 #   hpc-cluster.sh start  --conf-dir DIR [--min-workers N|P%] [--no-wait]
 #   hpc-cluster.sh status --conf-dir DIR
 #   hpc-cluster.sh stop   --conf-dir DIR
+#   hpc-cluster.sh clean  --conf-dir DIR
 #   hpc-cluster.sh apply-mode --mode MODE[,MODE...] --conf-dir DIR
 #
 # configure: hosts from --hosts FILE, else Slurm's SLURM_JOB_NODELIST, else PBS's PBS_NODEFILE
@@ -22,6 +23,8 @@
 # --min-workers (default: configure's, else 90%) workers run and have registered.
 # status: each host's daemons (over ssh); 0 = master and at least --min-workers workers live,
 # 1 = less, 3 = nothing runs. stop: every daemon of every host; unreachable hosts are named.
+# clean: removes each host's node-local state (<local dir>/<host>: HDFS blocks, NodeManager
+# local dirs, pid files) after stop; a host where a daemon still runs is left alone.
 # apply-mode: merges modes into an existing configuration directory (a copy of etc/hadoop).
 # --conf-dir may also be given as --config or HADOOP_CONF_DIR. Settings: docs/user-guide.md,
 # chapter "Running on a cluster".
@@ -45,7 +48,7 @@ JHS_ADMIN_PORT=10033
 MARKER="written by sbin/hpc-cluster.sh configure"
 
 usage() {
-  sed -n '4,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 1
 }
 
@@ -488,13 +491,19 @@ cmd_status() {
   exit 1
 }
 
-cmd_stop() {
-  [[ $# -eq 0 ]] || die "stop: unknown option '$1'"
+## begin_cluster_cmd NAME [ARG...]: loads the cluster for a command that takes no options;
+## OUT: a scratch directory, removed at exit.
+begin_cluster_cmd() {
+  [[ $# -lt 2 ]] || die "$1: unknown option '$2'"
   load_cluster
-  local out rc=0
-  out=$(mktemp -d) || exit 1
-  # shellcheck disable=SC2064
-  trap "rm -rf '${out}'" EXIT
+  OUT=$(mktemp -d) || exit 1
+  # shellcheck disable=SC2064  # the directory is fixed now
+  trap "rm -rf '${OUT}'" EXIT
+}
+
+cmd_stop() {
+  begin_cluster_cmd stop "$@"
+  local out=${OUT} rc=0
   echo "Stopping the workers' daemons on $(wc -w <<<"${WORKERS}") host(s)"
   on_each "${out}/workers" "${WORKERS}" node-stop "$(worker_daemons)"
   report "${out}/workers" "${WORKERS}" worker
@@ -502,6 +511,16 @@ cmd_stop() {
   echo "Stopping the master's daemons on ${MASTER}"
   on_each "${out}/master" "${MASTER}" node-stop "$(master_daemons)"
   report "${out}/master" "${MASTER}" master
+  [[ ${#BAD_HOSTS[@]} -eq 0 ]] || rc=1
+  exit "${rc}"
+}
+
+cmd_clean() {
+  begin_cluster_cmd clean "$@"
+  local out=${OUT} rc=0
+  echo "Removing the node-local state ${HADOOP_HPC_LOCAL_DIR}/<host> of every host"
+  on_each "${out}/all" "${MASTER} ${WORKERS}" node-clean "$(master_daemons) $(worker_daemons)"
+  report "${out}/all" "$(tr ' ' '\n' <<<"${MASTER} ${WORKERS}" | awk '!seen[$0]++' | tr '\n' ' ')" host
   [[ ${#BAD_HOSTS[@]} -eq 0 ]] || rc=1
   exit "${rc}"
 }
@@ -580,6 +599,21 @@ node_stop() {
   return "${rc}"
 }
 
+## node-clean DAEMON...: removes this host's node-local state unless one of DAEMONS runs.
+node_clean() {
+  local d pid dir="${HADOOP_HPC_LOCAL_DIR}/${HADOOP_HPC_NODE}"
+  for d in "$@"; do
+    if pid=$(hpc_daemon_pid "${d}"); then
+      echo "${d} pid ${pid} still runs: kept ${dir} ('hpc-cluster.sh stop' first)"
+      return 1
+    fi
+  done
+  [[ "${dir}" == /?*/?* ]] || { echo "refusing to remove '${dir}'"; return 1; }
+  rm -rf "${dir}" || return 1
+  rmdir "${HADOOP_HPC_LOCAL_DIR}" 2>/dev/null
+  echo "removed ${dir}"
+}
+
 # ---------------------------------------------------------------------------------------------
 
 hpc_home
@@ -604,8 +638,9 @@ case "${sub}" in
   start) cmd_start "${args[@]}" ;;
   status) cmd_status "${args[@]}" ;;
   stop) cmd_stop "${args[@]}" ;;
+  clean) cmd_clean "${args[@]}" ;;
   apply-mode) cmd_apply_mode "${args[@]}" ;;
-  node-start|node-status|node-stop)
+  node-start|node-status|node-stop|node-clean)
     HADOOP_CONF_DIR=${OPT_CONF_DIR}
     hpc_load_env
     mkdir -p "${HADOOP_LOG_DIR}" "${HADOOP_PID_DIR}" || die "cannot create ${HADOOP_LOG_DIR} or ${HADOOP_PID_DIR}"

@@ -1,0 +1,659 @@
+#!/usr/bin/env bash
+# pass() always succeeds, so "A && pass || fail" is a plain if-then-else here.
+# shellcheck disable=SC2015
+# Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+#
+# Multi-host lane (issue 15): four "hosts" on this machine, each a network namespace with its
+# own address, host name (unshare --uts), sshd and node-local directories; the tarball unpacked
+# once in a directory all of them share, as on a cluster's shared file system. The cluster is
+# configured and started by sbin/hpc-cluster.sh on the master, exactly as a user would, and
+# reaches the workers over ssh. Runs TeraGen -> TeraSort (hpc shuffle, strict) -> TeraValidate
+# and proves from the job's counters and task hosts that shuffle bytes crossed hosts; then
+# kills every process of one worker host during the shuffle of a second TeraSort: the job
+# re-runs the lost maps and succeeds with the same output, and `hpc-cluster.sh status` names
+# the dead host. Then, on the same hosts, a real Slurm (munge, slurmctld on the master, a
+# slurmd on every host): sbatch of the shipped example batch script, in which sbin/hpc-slurm.sh
+# starts a cluster on the allocation and runs TeraSort + TeraValidate; and the launcher on a
+# PBS node file, stopped by SIGTERM (as qdel does) while its command runs; and a Slurm job
+# whose launcher gets the time-limit warning (SIGUSR1 to the batch shell).
+#
+# Usage: multihost.sh TARBALL WORKDIR
+# Needs root (namespaces); installs openssh-server, slurm-wlm, munge, iproute2, curl and jq
+# with apt-get when missing. Removes every namespace, bridge and process it made on exit, also
+# on failure. HPC_MH_ROWS: TeraGen rows (default 1000000 = 100 MB); HPC_MH_SLURM_ROWS: rows
+# of the Slurm job's TeraSort (default 500000).
+set -u
+
+tarball=${1:?usage: multihost.sh TARBALL WORKDIR}
+work=${2:?usage: multihost.sh TARBALL WORKDIR}
+: "${JAVA_HOME:?JAVA_HOME must be set}"
+export JAVA_HOME
+
+# The hosts: node0 is the master, node1-3 the workers. Names of namespaces and links carry a
+# prefix of their own so the lane never touches anything else on the machine.
+PREFIX=hpcmh
+BRIDGE=${PREFIX}-br
+SUBNET=10.231.0
+NODES=(node0 node1 node2 node3)
+MASTER=node0
+WORKERS=(node1 node2 node3)
+ROWS=${HPC_MH_ROWS:-1000000}
+SLURM_ROWS=${HPC_MH_SLURM_ROWS:-500000}
+MUNGE_DIR=/run/${PREFIX}-munge
+
+# shellcheck source=lib/lane.sh
+. "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)/lib/lane.sh"
+phases=()
+phase_name=""
+phase_t=${SECONDS}
+t_all=${SECONDS}
+
+## phase NAME: ends the running phase (printing its duration) and starts NAME ("" = none).
+phase() {
+  if [[ -n "${phase_name}" ]]; then
+    phases+=("$(printf '%4d s  %s' $((SECONDS - phase_t)) "${phase_name}")")
+    echo "   (${phase_name}: $((SECONDS - phase_t)) s)"
+  fi
+  phase_name=$1
+  phase_t=${SECONDS}
+  [[ -n "${phase_name}" ]] && echo "== ${phase_name}"
+  return 0
+}
+
+## die WHY: the lane cannot run (or cannot go on): a failure, never a skip.
+die() {
+  echo "ERROR: multihost lane: $*" >&2
+  exit 1
+}
+
+ns() {
+  echo "${PREFIX}-$1"
+}
+
+addr() {
+  local i
+  for i in "${!NODES[@]}"; do
+    [[ "${NODES[i]}" == "$1" ]] && echo "${SUBNET}.$((10 + i))"
+  done
+}
+
+## on NODE COMMAND...: runs COMMAND on NODE: in its network namespace (where /etc/hosts is the
+## node's, see /etc/netns) under its own host name.
+on() {
+  local node=$1
+  shift
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  ip netns exec "$(ns "${node}")" unshare --uts -- \
+    bash -c 'hostname "$0" && exec "$@"' "${node}" "$@"
+}
+
+# ---------------------------------------------------------------------------------------------
+# prerequisites, network, sshd
+
+prerequisites() {
+  local missing=()
+  command -v sshd >/dev/null 2>&1 || [[ -x /usr/sbin/sshd ]] || missing+=(openssh-server)
+  command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+  command -v ssh-keygen >/dev/null 2>&1 || missing+=(openssh-client)
+  command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+  command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
+  command -v curl >/dev/null 2>&1 || missing+=(curl)
+  command -v jq >/dev/null 2>&1 || missing+=(jq)
+  command -v slurmctld >/dev/null 2>&1 || missing+=(slurmctld)
+  command -v slurmd >/dev/null 2>&1 || missing+=(slurmd)
+  command -v sbatch >/dev/null 2>&1 || missing+=(slurm-client)
+  command -v munged >/dev/null 2>&1 || [[ -x /usr/sbin/munged ]] || missing+=(munge)
+  [[ "$(id -u)" -eq 0 ]] ||
+    die "needs root (network namespaces, unshare --uts, an sshd per host); run dev-support/bin/test as root${missing[*]:+; also missing: ${missing[*]}}"
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    command -v apt-get >/dev/null 2>&1 || die "missing: ${missing[*]} (and no apt-get to install them)"
+    echo "installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        "${missing[@]}" >/dev/null || die "apt-get install failed for: ${missing[*]}"
+  fi
+  ip netns list >/dev/null 2>&1 || die "'ip netns' does not work here (network namespaces unavailable)"
+}
+
+## Every process of a node's namespace, killed (TERM, then KILL after 3 s).
+kill_node() {
+  local n pids _
+  n=$(ns "$1")
+  ip netns list | grep -qw "^${n}" || return 0
+  pids=$(ip netns pids "${n}" 2>/dev/null | tr '\n' ' ')
+  [[ -n "${pids// /}" ]] || return 0
+  # shellcheck disable=SC2086  # a list of pids
+  kill ${2:-} ${pids} 2>/dev/null
+  [[ -n "${2:-}" ]] && return 0
+  for _ in 1 2 3; do
+    [[ -z "$(ip netns pids "${n}" 2>/dev/null)" ]] && return 0
+    sleep 1
+  done
+  pids=$(ip netns pids "${n}" 2>/dev/null | tr '\n' ' ')
+  # shellcheck disable=SC2086
+  [[ -n "${pids// /}" ]] && kill -KILL ${pids} 2>/dev/null
+  return 0
+}
+
+## Removes the namespaces (their processes first), hosts files and the bridge.
+network_down() {
+  local node n
+  for node in "${NODES[@]}"; do
+    kill_node "${node}"
+  done
+  for node in "${NODES[@]}"; do
+    n=$(ns "${node}")
+    ip netns del "${n}" 2>/dev/null
+    ip link del "v${n}" 2>/dev/null
+    rm -rf "/etc/netns/${n}"
+  done
+  ip link del "${BRIDGE}" 2>/dev/null
+  rmdir /etc/netns 2>/dev/null
+  rm -rf "${MUNGE_DIR}"
+  return 0
+}
+
+network_up() {
+  local node n a hosts
+  network_down # whatever an earlier, killed run left
+  ip link add "${BRIDGE}" type bridge && ip link set "${BRIDGE}" up || return 1
+  hosts="127.0.0.1 localhost"$'\n'
+  for node in "${NODES[@]}"; do
+    hosts+="$(addr "${node}") ${node}"$'\n'
+  done
+  for node in "${NODES[@]}"; do
+    n=$(ns "${node}")
+    a=$(addr "${node}")
+    ip netns add "${n}" &&
+      ip link add "v${n}" type veth peer name eth0 netns "${n}" &&
+      ip link set "v${n}" master "${BRIDGE}" up &&
+      ip -n "${n}" addr add "${a}/24" dev eth0 &&
+      ip -n "${n}" link set eth0 up &&
+      ip -n "${n}" link set lo up || return 1
+    mkdir -p "/etc/netns/${n}" && printf '%s' "${hosts}" >"/etc/netns/${n}/hosts" || return 1
+  done
+}
+
+## An sshd on NODE (its own config, host key and authorized key under WORK/ssh).
+start_sshd() {
+  local node=$1 dir="${work}/ssh"
+  cat >"${dir}/sshd-${node}.conf" <<EOF
+ListenAddress $(addr "${node}")
+Port 22
+HostKey ${dir}/host_key
+AuthorizedKeysFile ${dir}/authorized_keys
+PidFile ${dir}/sshd-${node}.pid
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+EOF
+  on "${node}" /usr/sbin/sshd -f "${dir}/sshd-${node}.conf" -E "${dir}/sshd-${node}.log"
+}
+
+sshd_up() {
+  local dir="${work}/ssh" node
+  mkdir -p "${dir}" /run/sshd
+  ssh-keygen -q -t ed25519 -N '' -f "${dir}/host_key" &&
+    ssh-keygen -q -t ed25519 -N '' -f "${dir}/id" &&
+    cp "${dir}/id.pub" "${dir}/authorized_keys" || return 1
+  for node in "${NODES[@]}"; do
+    start_sshd "${node}" || return 1
+  done
+  # What a user puts in their environment for a cluster's ssh (here: the lane's own key, never
+  # ~/.ssh).
+  HADOOP_SSH_OPTS="-i ${dir}/id -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no"
+  HADOOP_SSH_OPTS+=" -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=5"
+  export HADOOP_SSH_OPTS
+}
+
+## slurm_up: munged (own socket), slurmctld on the master and a slurmd on every host, all in
+## the hosts' namespaces; waits until every node is idle.
+slurm_up() {
+  local dir="${work}/slurm" node _
+  mkdir -p "${dir}/state" "${dir}/log" "${dir}/spool" "${MUNGE_DIR}" &&
+    chown munge:munge "${MUNGE_DIR}" && chmod 0755 "${MUNGE_DIR}" || return 1
+  on "${MASTER}" runuser -u munge -- /usr/sbin/munged --socket="${MUNGE_DIR}/munge.socket" \
+    --pid-file="${MUNGE_DIR}/munged.pid" --log-file="${MUNGE_DIR}/munged.log" \
+    --seed-file="${MUNGE_DIR}/munged.seed" || return 1
+  {
+    echo "ClusterName=hpcmh"
+    echo "SlurmctldHost=${MASTER}($(addr "${MASTER}"))"
+    echo "SlurmUser=root"
+    echo "SlurmdUser=root"
+    echo "AuthType=auth/munge"
+    echo "CredType=cred/munge"
+    echo "AuthInfo=socket=${MUNGE_DIR}/munge.socket"
+    echo "ProctrackType=proctrack/linuxproc"
+    echo "TaskPlugin=task/none"
+    echo "SelectType=select/cons_tres"
+    echo "SelectTypeParameters=CR_Core"
+    echo "MpiDefault=none"
+    echo "JobAcctGatherType=jobacct_gather/none"
+    echo "AccountingStorageType=accounting_storage/none"
+    echo "MailProg=/bin/true"
+    echo "MinJobAge=600"
+    echo "KillWait=30"
+    echo "StateSaveLocation=${dir}/state"
+    echo "SlurmdSpoolDir=${dir}/spool/%n"
+    echo "SlurmctldPidFile=${dir}/slurmctld.pid"
+    echo "SlurmdPidFile=${dir}/slurmd-%n.pid"
+    echo "SlurmctldLogFile=${dir}/log/slurmctld.log"
+    echo "SlurmdLogFile=${dir}/log/slurmd-%n.log"
+    echo "ReturnToService=2"
+    for node in "${NODES[@]}"; do
+      echo "NodeName=${node} NodeAddr=$(addr "${node}") CPUs=2 RealMemory=4000 State=UNKNOWN"
+    done
+    echo "PartitionName=lane Nodes=$(IFS=,; echo "${NODES[*]}") Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
+  } >"${dir}/slurm.conf"
+  # slurmd needs a cgroup.conf even with task/none; nothing is mounted
+  printf 'CgroupPlugin=cgroup/v1\nIgnoreSystemd=yes\nCgroupAutomount=no\n' >"${dir}/cgroup.conf"
+  export SLURM_CONF="${dir}/slurm.conf"
+  on "${MASTER}" slurmctld || return 1
+  for node in "${NODES[@]}"; do
+    on "${node}" slurmd -N "${node}" || return 1
+  done
+  for _ in $(seq 60); do
+    [[ "$(on "${MASTER}" sinfo -h -o '%D %T' 2>/dev/null)" == "${#NODES[@]} idle" ]] && return 0
+    sleep 1
+  done
+  on "${MASTER}" sinfo >&2
+  return 1
+}
+
+## no_jvm_left WHEN: no Java process in any host's namespace.
+no_jvm_left() {
+  local left="" node pid
+  for node in "${NODES[@]}"; do
+    for pid in $(ip netns pids "$(ns "${node}")" 2>/dev/null); do
+      tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -q 'java' && left+=" ${node}:${pid}"
+    done
+  done
+  [[ -z "${left}" ]] && pass "no JVM left on any host $1" || fail "no JVM left on any host $1:${left}"
+}
+
+# ---------------------------------------------------------------------------------------------
+
+cleanup() {
+  trap - EXIT INT TERM
+  phase ""
+  if [[ -n "${H:-}" && -f "${CONF:-/nonexistent}/hadoop-env.sh" ]]; then
+    on "${MASTER}" "${H}/sbin/hpc-cluster.sh" stop --conf-dir "${CONF}" >"${work}/final-stop.log" 2>&1
+  fi
+  network_down
+  local left
+  left=$(ip netns list | grep "^${PREFIX}-")$(ip link show "${BRIDGE}" 2>/dev/null)
+  [[ -z "${left}" ]] || echo "WARNING: left behind: ${left}"
+}
+
+prerequisites
+rm -rf "${work}"
+mkdir -p "${work}" || die "cannot create ${work}"
+work=$(cd -P -- "${work}" && pwd -P)
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+phase "network: ${#NODES[@]} namespaces on bridge ${BRIDGE}, an sshd each"
+network_up || die "cannot set up the namespaces (see above)"
+sshd_up || die "cannot start the sshds (see ${work}/ssh/*.log)"
+for node in "${WORKERS[@]}"; do
+  # shellcheck disable=SC2086
+  out=$(on "${MASTER}" ssh ${HADOOP_SSH_OPTS} "${node}" hostname -s 2>&1)
+  [[ "${out}" == "${node}" ]] && pass "ssh ${MASTER} -> ${node}: its host name is ${node}" ||
+    fail "ssh ${MASTER} -> ${node}" "${out}"
+done
+[[ ${failed} -eq 0 ]] || die "the hosts are not reachable over ssh"
+
+phase "install: the tarball unpacked once on the shared directory"
+mkdir -p "${work}/shared"
+tar xzf "${tarball}" -C "${work}/shared" || die "cannot unpack ${tarball}"
+H=$(echo "${work}"/shared/hadoop-hpc-*)
+printf '%s\n' "${NODES[@]}" >"${work}/hosts"
+# The lane's own mode, next to the shipped ones in a copy of etc/hadoop (configure --base):
+# short liveness timeouts so a dead host is noticed in seconds, not minutes, and small
+# containers for 3 NodeManagers on 2 cores.
+cp -r "${H}/etc/hadoop" "${work}/base"
+mkdir -p "${work}/base/modes/lane"
+lane_conf() {
+  local file=$1
+  shift
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo '<configuration>'
+    while [[ $# -gt 0 ]]; do
+      printf '  <property><name>%s</name><value>%s</value></property>\n' "$1" "$2"
+      shift 2
+    done
+    echo '</configuration>'
+  } >"${work}/base/modes/lane/${file}"
+}
+lane_conf yarn-site.xml \
+  yarn.nm.liveness-monitor.expiry-interval-ms 12000 \
+  yarn.resourcemanager.nodemanagers.heartbeat-interval-ms 1000 \
+  yarn.nodemanager.resource.memory-mb 4096 \
+  yarn.nodemanager.resource.cpu-vcores 4 \
+  yarn.resourcemanager.am.max-attempts 2 \
+  yarn.client.nodemanager-connect.max-wait-ms 10000 \
+  yarn.client.nodemanager-connect.retry-interval-ms 1000
+lane_conf hdfs-site.xml \
+  dfs.heartbeat.interval 1 \
+  dfs.namenode.heartbeat.recheck-interval 5000
+lane_conf mapred-site.xml \
+  mapreduce.map.memory.mb 512 \
+  mapreduce.reduce.memory.mb 768 \
+  yarn.app.mapreduce.am.resource.mb 768 \
+  mapreduce.map.speculative false \
+  mapreduce.reduce.speculative false \
+  mapreduce.job.reduce.slowstart.completedmaps 1.0
+CONF="${work}/conf"
+
+phase "configure and start: hpc-cluster.sh on ${MASTER}"
+out=$(on "${MASTER}" "${H}/sbin/hpc-cluster.sh" configure --conf-dir "${CONF}" \
+  --hosts "${work}/hosts" --mode rdma-shuffle,lane --base "${work}/base" \
+  --local-dir "${work}/local" 2>&1)
+rc=$?
+printf '%s\n' "${out}" | sed 's/^/    /'
+[[ ${rc} -eq 0 ]] && pass "hpc-cluster.sh configure" || die "hpc-cluster.sh configure failed"
+out=$(on "${MASTER}" "${H}/sbin/hpc-cluster.sh" start --conf-dir "${CONF}" 2>&1)
+rc=$?
+printf '%s\n' "${out}" | sed 's/^/    /'
+[[ ${rc} -eq 0 ]] && grep -q 'cluster ready: master node0, 3/3 workers' <<<"${out}" &&
+  pass "hpc-cluster.sh start: master and 3/3 workers ready" ||
+  die "hpc-cluster.sh start failed (logs: ${work}/conf/logs/<host>)"
+out=$(on "${MASTER}" "${H}/sbin/hpc-cluster.sh" status --conf-dir "${CONF}" 2>&1)
+rc=$?
+[[ ${rc} -eq 0 ]] && grep -q 'live workers: 3/3' <<<"${out}" &&
+  pass "hpc-cluster.sh status: 3/3 workers live" || fail "hpc-cluster.sh status: 3/3 workers live" "${out}"
+for node in "${WORKERS[@]}"; do
+  [[ -d "${work}/local/${node}/dfs/data" ]] &&
+    pass "${node} keeps its blocks in its own directory (local/${node})" ||
+    fail "${node} keeps its blocks in its own directory (local/${node})"
+done
+
+## hadoop ARGS...: the hadoop command on the master with the cluster's configuration.
+hadoop() {
+  on "${MASTER}" "${H}/bin/hadoop" --config "${CONF}" "$@"
+}
+## rest PATH: GET from the master's JobHistoryServer REST API.
+jhs() {
+  ip netns exec "$(ns "${MASTER}")" curl -sf "http://$(addr "${MASTER}"):19888/ws/v1/history/mapreduce$1"
+}
+## counter LOG NAME: a counter's value as the job client printed it.
+counter() {
+  sed -n "s/^[[:space:]]*$2=\([0-9]*\)\$/\1/p" "$1" | tail -n 1
+}
+## task_hosts JOBID TYPE: "task host" of each successful attempt of TYPE (m or r).
+task_hosts() {
+  local t
+  # (a list of one may come as an object)
+  for t in $(jhs "/jobs/$1/tasks?type=$2" | jq -r '.tasks.task | arrays[], objects | .id'); do
+    jhs "/jobs/$1/tasks/${t}/attempts" |
+      jq -r --arg t "${t}" '.taskAttempts.taskAttempt | arrays[], objects | select(.state == "SUCCEEDED") |
+        "\($t) \(.nodeHttpAddress | sub(":.*"; ""))"'
+  done
+}
+## teravalidate OUT REPORT: TeraValidate; prints the output's checksum when it found no error.
+teravalidate() {
+  local log="${work}/teravalidate-${2##*/}.log" report
+  hadoop jar "${EX}" teravalidate "$1" "$2" >"${log}" 2>&1 || { grep -m 3 'Error\|failed' "${log}"; return 1; }
+  report=$(hadoop fs -cat "$2/part-r-*" 2>&1)
+  grep -q '^error' <<<"${report}" && { echo "${report}"; return 1; }
+  sed -n 's/^checksum[[:space:]]*//p' <<<"${report}"
+}
+EX=$(echo "${H}"/share/hadoop/mapreduce/hadoop-mapreduce-examples-*.jar)
+# TeraSort writes 1 replica unless told: 2, so the output outlives the host killed below
+STRICT=(-Dmapreduce.hpc.shuffle.strict=true -Dmapreduce.job.reduces=3 -Dmapreduce.terasort.output.replication=2)
+
+phase "teragen ${ROWS} rows ($((ROWS / 10000)) MB, 6 maps, replication 3)"
+if hadoop jar "${EX}" teragen -Dmapreduce.job.maps=6 "${ROWS}" /lane/in >"${work}/teragen.log" 2>&1; then
+  pass "teragen"
+else
+  die "teragen failed: $(tail -n 20 "${work}/teragen.log")"
+fi
+
+phase "terasort: hpc shuffle (strict), 3 reducers fetching across hosts"
+log1="${work}/terasort-1.log"
+if hadoop jar "${EX}" terasort "${STRICT[@]}" /lane/in /lane/out1 >"${log1}" 2>&1; then
+  pass "terasort with the hpc shuffle, strict"
+else
+  fail "terasort with the hpc shuffle, strict" "$(tail -n 30 "${log1}")"
+fi
+echo "    counters of the job:"
+grep -E 'HPC Shuffle|Bytes fetched over|Reducers that fell back|Reduce shuffle bytes|Launched (map|reduce) tasks' \
+  "${log1}" | sed 's/^[[:space:]]*/      /'
+tcp=$(counter "${log1}" 'Bytes fetched over tcp')
+fallbacks=$(counter "${log1}" 'Reducers that fell back to the stock shuffle')
+shuffled=$(counter "${log1}" 'Reduce shuffle bytes')
+[[ "${tcp:-0}" -gt 0 && "${fallbacks:-0}" -eq 0 ]] &&
+  pass "BYTES_OVER_TCP=${tcp} (of Reduce shuffle bytes=${shuffled:-?}), FALLBACKS=${fallbacks:-0}" ||
+  fail "hpc shuffle bytes over tcp > 0, no fallback (tcp '${tcp}', fallbacks '${fallbacks}')"
+[[ "${tcp:-0}" -eq "${shuffled:--1}" ]] && pass "every shuffled byte went through the hpc shuffle" ||
+  fail "every shuffled byte went through the hpc shuffle (tcp ${tcp}, shuffle bytes ${shuffled})"
+job1=$(grep -o 'job_[0-9]*_[0-9]*' "${log1}" | head -n 1)
+maps=$(task_hosts "${job1}" m)
+reduces=$(task_hosts "${job1}" r)
+echo "    where the tasks ran (JobHistoryServer):"
+printf '%s\n' "${maps}" "${reduces}" | sed 's/^/      /'
+cross=0
+while read -r _ rhost; do
+  [[ -n "${rhost}" ]] || continue
+  # a reducer fetches every map's partition: from each map on another host, across the network
+  grep -qv " ${rhost}\$" <<<"${maps}" && cross=$((cross + 1))
+done <<<"${reduces}"
+map_hosts=$(awk '{ print $2 }' <<<"${maps}" | sort -u | wc -l)
+[[ "${map_hosts}" -ge 2 && "${cross}" -eq 3 ]] &&
+  pass "maps ran on ${map_hosts} hosts; each of the 3 reducers fetched map outputs from another host" ||
+  fail "shuffle across hosts (map hosts ${map_hosts}, reducers fetching remotely ${cross}/3)"
+
+phase "teravalidate"
+sum1=$(teravalidate /lane/out1 /lane/report1) && [[ -n "${sum1}" ]] &&
+  pass "teravalidate: sorted, checksum ${sum1}" || fail "teravalidate /lane/out1" "${sum1}"
+sums1=$(hadoop fs -checksum '/lane/out1/part-r-*' 2>&1 | sed 's|/lane/out1/||')
+
+phase "a worker host killed during the shuffle of a second terasort"
+log2="${work}/terasort-2.log"
+hadoop jar "${EX}" terasort "${STRICT[@]}" /lane/in /lane/out2 >"${log2}" 2>&1 &
+job_pid=$!
+## am PATH: GET from the running job's ApplicationMaster REST API (through the RM's proxy).
+am() {
+  ip netns exec "$(ns "${MASTER}")" curl -sfL "http://$(addr "${MASTER}"):8088/proxy/${app}/ws/v1/mapreduce$1"
+}
+victim="" app="" job2=""
+for _ in $(seq 400); do
+  kill -0 "${job_pid}" 2>/dev/null || break
+  app=${app:-$(grep -o 'application_[0-9]*_[0-9]*' "${log2}" | head -n 1)}
+  job2=${app/application_/job_}
+  # every map finished and the reducers launched: the shuffle starts (reducers report their
+  # progress every few seconds, by when 100 MB may be fetched already: do not wait for it)
+  if [[ -n "${app}" ]] && am "/jobs/${job2}" |
+      jq -e '.job | .mapsCompleted == .mapsTotal and .reducesRunning > 0' >/dev/null 2>&1; then
+    am_host=$(ip netns exec "$(ns "${MASTER}")" curl -sf "http://$(addr "${MASTER}"):8088/ws/v1/cluster/apps/${app}" |
+      jq -r '.app.amHostHttpAddress | sub(":.*"; "")')
+    # the host of a finished map that is not the ApplicationMaster's
+    map_hosts2=$(for t in $(am "/jobs/${job2}/tasks?type=m" | jq -r '.tasks.task | arrays[], objects | .id'); do
+      am "/jobs/${job2}/tasks/${t}/attempts" |
+        jq -r '.taskAttempts.taskAttempt | arrays[], objects | select(.state == "SUCCEEDED") | .nodeHttpAddress | sub(":.*"; "")'
+    done | sort | uniq -c)
+    victim=$(awk -v am="${am_host}" '$2 != am { print $2; exit }' <<<"${map_hosts2}")
+    break
+  fi
+  sleep 0.5
+done
+if [[ -n "${victim}" ]]; then
+  echo "    job: $(am "/jobs/${job2}" | jq -c '.job | {mapsCompleted, reducesRunning, reduceProgress}')"
+  echo "    finished maps per host: $(tr -s ' \n' ' ' <<<"${map_hosts2}"); ApplicationMaster on ${am_host}"
+  echo "    killing every process of ${victim} (namespace $(ns "${victim}"): $(ip netns pids "$(ns "${victim}")" | wc -l) processes: $(
+    for p in $(ip netns pids "$(ns "${victim}")"); do ps -o args= -p "${p}" | grep -o 'proc_[a-z]*\|YarnChild\|sshd' | head -n 1; done | sort | uniq -c | tr -s ' \n' ' '))"
+  kill_node "${victim}" -KILL
+  t_kill=${SECONDS}
+  pass "killed host ${victim} after the maps, with the reducers launched for the shuffle"
+else
+  fail "the second terasort reached its shuffle" "$(tail -n 20 "${log2}")"
+fi
+wait "${job_pid}"
+rc=$?
+[[ ${rc} -eq 0 ]] && pass "terasort succeeded without ${victim:-?} ($((SECONDS - ${t_kill:-SECONDS})) s after the kill)" ||
+  fail "terasort succeeded without ${victim:-?}" "$(tail -n 40 "${log2}")"
+echo "    counters of the job:"
+grep -E 'Bytes fetched over|Reducers that fell back|(Launched|Failed|Killed) (map|reduce) tasks' \
+  "${log2}" | sed 's/^[[:space:]]*/      /'
+grep -E 'TaskAttempt.*(FAILED|KILLED)|Task Id :' "${log2}" | head -n 5 | sed 's/^/      /'
+launched=$(counter "${log2}" 'Launched map tasks')
+[[ "${launched:-0}" -gt 6 ]] && pass "the lost host's maps were re-run (${launched} map attempts for 6 maps)" ||
+  fail "the lost host's maps were re-run (launched maps '${launched}')"
+[[ "$(counter "${log2}" 'Reducers that fell back to the stock shuffle')" == "" ||
+  "$(counter "${log2}" 'Reducers that fell back to the stock shuffle')" -eq 0 ]] &&
+  pass "no reducer fell back to the stock shuffle" || fail "no reducer fell back to the stock shuffle"
+sum2=$(teravalidate /lane/out2 /lane/report2) && [[ -n "${sum2}" ]] &&
+  pass "teravalidate after the kill: sorted, checksum ${sum2}" || fail "teravalidate /lane/out2" "${sum2}"
+[[ -n "${sum1}" && "${sum1}" == "${sum2}" ]] && pass "same output as without the kill (checksum ${sum2})" ||
+  fail "same output as without the kill (checksums '${sum1}' and '${sum2:0:20}')"
+sums2=$(hadoop fs -checksum '/lane/out2/part-r-*' 2>&1 | sed 's|/lane/out2/||')
+[[ "${sums1}" == "${sums2}" && $(grep -c '^part-r-' <<<"${sums2}") -eq 3 ]] &&
+  pass "each part file byte for byte the first run's (hdfs checksums)" ||
+  fail "each part file byte for byte the first run's" "${sums1}"$'\n'"${sums2}"
+out=$(on "${MASTER}" "${H}/sbin/hpc-cluster.sh" status --conf-dir "${CONF}" 2>&1)
+rc=$?
+printf '%s\n' "${out}" | sed 's/^/    /'
+[[ ${rc} -eq 1 ]] && grep -qE "^  ${victim:-none} +worker +UNREACHABLE" <<<"${out}" &&
+  grep -q "live workers: 2/3 .*not live: ${victim:-none}" <<<"${out}" &&
+  pass "hpc-cluster.sh status names the dead host ${victim} (exit 1)" ||
+  fail "hpc-cluster.sh status names the dead host (exit ${rc})"
+
+phase "stop: hpc-cluster.sh stop"
+out=$(on "${MASTER}" "${H}/sbin/hpc-cluster.sh" stop --conf-dir "${CONF}" 2>&1)
+printf '%s\n' "${out}" | sed 's/^/    /'
+grep -qE "^  ${victim:-none} +worker +UNREACHABLE" <<<"${out}" &&
+  pass "stop names the unreachable host and stops the others" ||
+  fail "stop names the unreachable host" "${out}"
+no_jvm_left "after stop"
+
+# ---------------------------------------------------------------------------------------------
+# The launcher, sbin/hpc-slurm.sh: in a real Slurm on the same hosts, then with a PBS node file
+
+phase "slurm: munge, slurmctld on ${MASTER}, slurmd on ${NODES[*]}"
+[[ -n "${victim}" ]] && start_sshd "${victim}" # the killed host comes back
+slurm_up || die "cannot start Slurm (logs: ${work}/slurm/log)"
+out=$(on "${MASTER}" sinfo -h -o '%D %T %N' 2>&1)
+echo "    sinfo: ${out}"
+[[ "${out}" == "4 idle node[0-3]" ]] && pass "4 slurmd nodes idle" || fail "4 slurmd nodes idle" "${out}"
+
+phase "slurm: sbatch the shipped example (hpc-slurm.sh: a cluster on the allocation, TeraSort)"
+jobs_dir="${work}/slurm/jobs"
+mkdir -p "${jobs_dir}"
+example="${H}/share/doc/hadoop-hpc/examples/slurm-terasort.sbatch"
+# submitted from the jobs directory, as a user does: the job directory is <submit dir>/hadoop-hpc-<id>
+jobid=$(cd "${jobs_dir}" && on "${MASTER}" env HADOOP_HOME="${H}" TERASORT_ROWS="${SLURM_ROWS}" \
+  sbatch --parsable "${example}" 2>&1)
+if [[ "${jobid}" =~ ^[0-9]+$ ]]; then
+  pass "sbatch ${example##*/}: job ${jobid}"
+else
+  die "sbatch failed: ${jobid}"
+fi
+state=""
+for _ in $(seq 600); do
+  state=$(on "${MASTER}" scontrol show job "${jobid}" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+  [[ "${state}" == PENDING || "${state}" == RUNNING || "${state}" == CONFIGURING || "${state}" == COMPLETING ]] || break
+  sleep 1
+done
+job_out="${jobs_dir}/hadoop-hpc-${jobid}.out"
+echo "    --- ${job_out##*/} (the job's output) ---"
+grep -v ' INFO \| WARN \|^Spent \|^Comput\|^Sampling \|^Making ' "${job_out}" | sed 's/^/    | /'
+[[ "${state}" == COMPLETED ]] && pass "job ${jobid} COMPLETED" ||
+  fail "job ${jobid} COMPLETED (state ${state})" "$(tail -n 30 "${job_out}")"
+grep -q 'cluster ready: master node0, 3/3 workers' "${job_out}" &&
+  pass "the launcher started a cluster on the allocation node[0-3]: master node0, 3 workers" ||
+  fail "the launcher started a cluster on the allocation"
+grep -q '^TeraValidate: sorted, checksum' "${job_out}" &&
+  pass "TeraSort + TeraValidate in the job: $(sed -n 's/^TeraValidate: //p' "${job_out}" | tr '\t' ' ')" ||
+  fail "TeraSort + TeraValidate in the job"
+grep -q 'hpc-slurm: .* exit 0$' "${job_out}" && pass "the launcher exited 0 after stopping the cluster" ||
+  fail "the launcher exited 0"
+ls "${jobs_dir}/hadoop-hpc-${jobid}/logs/node1/"hadoop-*-nodemanager-node1.log >/dev/null 2>&1 &&
+  pass "every host's logs in the job directory (hadoop-hpc-${jobid}/logs/<host>)" ||
+  fail "every host's logs in the job directory" "$(find "${jobs_dir}/hadoop-hpc-${jobid}" 2>&1 | head)"
+[[ ! -e "${TMPDIR:-/tmp}/hadoop-hpc-${USER:-$(id -un)}-${jobid}" ]] &&
+  pass "the node-local scratch of every host was removed" ||
+  fail "the node-local scratch was removed" "$(find "${TMPDIR:-/tmp}/hadoop-hpc-${USER:-$(id -un)}-${jobid}" | head)"
+no_jvm_left "after the Slurm job"
+
+phase "slurm: the time-limit warning (scancel -b -s USR1, what --signal=B:USR1@60 sends)"
+cat >"${jobs_dir}/sleeper.sbatch" <<EOF
+#!/usr/bin/env bash
+#SBATCH --nodes=4
+#SBATCH --output=sleeper-%j.out
+#SBATCH --signal=B:USR1@60
+exec "${H}/sbin/hpc-slurm.sh" -- bash -c 'echo "command running"; sleep 600'
+EOF
+jobid2=$(cd "${jobs_dir}" && on "${MASTER}" sbatch --parsable sleeper.sbatch 2>&1)
+[[ "${jobid2}" =~ ^[0-9]+$ ]] || die "sbatch sleeper.sbatch failed: ${jobid2}"
+sleeper_out="${jobs_dir}/sleeper-${jobid2}.out"
+for _ in $(seq 240); do
+  grep -q '^command running' "${sleeper_out}" 2>/dev/null && break
+  sleep 0.5
+done
+grep -q '^command running' "${sleeper_out}" 2>/dev/null &&
+  pass "job ${jobid2}: the launcher's cluster is up and its command runs" ||
+  fail "job ${jobid2}: the launcher's command runs" "$(tail -n 30 "${sleeper_out}" 2>&1)"
+on "${MASTER}" scancel --batch --signal=USR1 "${jobid2}"
+state=""
+for _ in $(seq 120); do
+  state=$(on "${MASTER}" scontrol show job "${jobid2}" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+  [[ "${state}" == RUNNING || "${state}" == COMPLETING ]] || break
+  sleep 0.5
+done
+echo "    --- sleeper-${jobid2}.out after SIGUSR1 (job state ${state}) ---"
+sed -n '/SIGUSR1/,$p' "${sleeper_out}" | sed 's/^/    | /'
+grep -q 'SIGUSR1 received' "${sleeper_out}" && grep -q 'hpc-slurm: .* exit 138$' "${sleeper_out}" &&
+  grep -q 'removed .*/node3$' "${sleeper_out}" &&
+  pass "SIGUSR1: the launcher stopped its command and the cluster, removed the scratch, exited 138" ||
+  fail "SIGUSR1: the launcher stopped the cluster and exited 138" "$(tail -n 20 "${sleeper_out}")"
+[[ -z "$(pgrep -f 'sleep 600$')" ]] && pass "the job's command was stopped too" ||
+  fail "the job's command was stopped too"
+no_jvm_left "after SIGUSR1"
+
+phase "pbs: hpc-slurm.sh from a PBS_NODEFILE, stopped by SIGTERM (qdel) while the command runs"
+# PBS lists a host once per slot; the launcher keeps each once
+printf '%s\n%s\n' "${NODES[@]}" "${NODES[@]}" | sort >"${work}/pbs_nodefile"
+pbs_log="${work}/pbs-job.log"
+on "${MASTER}" env PBS_NODEFILE="${work}/pbs_nodefile" PBS_JOBID=4242.pbs-server \
+  PBS_O_WORKDIR="${jobs_dir}" "${H}/sbin/hpc-slurm.sh" -- \
+  bash -c 'hadoop fs -mkdir /pbs && hadoop fs -ls / && echo "command running" && sleep 600' \
+  >"${pbs_log}" 2>&1 &
+pbs_pid=$!
+for _ in $(seq 240); do
+  grep -q 'command running' "${pbs_log}" && break
+  kill -0 "${pbs_pid}" 2>/dev/null || break
+  sleep 0.5
+done
+grep -q 'hpc-cluster: 4 host(s) from PBS_NODEFILE' "${pbs_log}" && grep -q 'cluster ready: master node0, 3/3 workers' "${pbs_log}" &&
+  grep -q 'command running' "${pbs_log}" &&
+  pass "the launcher read PBS_NODEFILE (8 lines, 4 hosts) and ran the command on its cluster" ||
+  fail "the launcher on a PBS node file" "$(tail -n 30 "${pbs_log}")"
+launcher=$(pgrep -f "hpc-slurm.sh -- bash -c hadoop fs -mkdir /pbs" | head -n 1)
+kill -TERM "${launcher:-0}" 2>/dev/null
+wait "${pbs_pid}"
+rc=$?
+echo "    --- the launcher's output after SIGTERM ---"
+sed -n '/SIGTERM/,$p' "${pbs_log}" | sed 's/^/    | /'
+[[ ${rc} -eq 143 ]] && grep -q 'SIGTERM received' "${pbs_log}" && grep -q 'removed .*/node3' "${pbs_log}" &&
+  pass "SIGTERM: the launcher stopped the cluster, removed the scratch, exited 143" ||
+  fail "SIGTERM: the launcher stopped the cluster and exited 143 (exit ${rc})" "$(tail -n 20 "${pbs_log}")"
+[[ -z "$(pgrep -f 'sleep 600$')" ]] && pass "the user's command was stopped too" ||
+  fail "the user's command was stopped too"
+no_jvm_left "after SIGTERM"
+
+phase ""
+
+echo
+echo "multihost lane phases:"
+printf '  %s\n' "${phases[@]}"
+echo "  total $((SECONDS - t_all)) s"
+if [[ ${failed} -gt 0 ]]; then
+  echo "multihost failures:"
+  printf '  %s\n' "${failures[@]}"
+fi
+echo "multihost: ${passed} passed, ${failed} failed"
+[[ ${failed} -eq 0 ]]

@@ -41,6 +41,14 @@ public class RemoteFailureException extends TransportException {
     return detail;
   }
 
+  /**
+   * The failure as read from the wire: a negative code (from a broken or hostile peer) reads as
+   * {@link #NO_CODE}. Both transports build received failures here.
+   */
+  public static RemoteFailureException fromWire(String what, int code, String detail) {
+    return new RemoteFailureException(what, Math.max(code, NO_CODE), detail);
+  }
+
   /** Checks a code given to {@code fail}: codes are non-negative. */
   public static int checkCode(int code) {
     if (code < 0) {

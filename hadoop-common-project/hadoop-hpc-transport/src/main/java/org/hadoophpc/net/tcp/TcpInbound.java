@@ -186,8 +186,7 @@ final class TcpInbound {
         return true;
       }
       case TcpFrame.ERROR: {
-        // a negative code from the wire is no code
-        int code = Math.max(TcpFrame.errorCode(inHeader), RemoteFailureException.NO_CODE);
+        int code = TcpFrame.errorCode(inHeader);
         Buffer b = takePayload();
         String text = b == null ? "" : StandardCharsets.UTF_8.decode(b.nio()).toString();
         if (b != null) {
@@ -195,7 +194,7 @@ final class TcpInbound {
         }
         TcpOp op = conn.takeOp(opId, (byte) 0);
         if (op != null && !op.isDone()) {
-          op.finish(null, new RemoteFailureException(op.describe(), code, text));
+          op.finish(null, RemoteFailureException.fromWire(op.describe(), code, text));
         }
         return true;
       }

@@ -465,10 +465,8 @@ final class VerbsConnection implements Connection {
     TransportException failure = null;
     if (type == VerbsHeader.FAILURE) {
       if (answered != null) {
-        // a negative code from the wire is no code
-        failure = new RemoteFailureException("request to " + remote,
-            Math.max(VerbsHeader.rkey(ring, at), RemoteFailureException.NO_CODE),
-            StandardCharsets.UTF_8.decode(payload.slice(0, length)).toString());
+        failure = RemoteFailureException.fromWire("request to " + remote,
+            VerbsHeader.rkey(ring, at), StandardCharsets.UTF_8.decode(payload.slice(0, length)).toString());
       }
     } else if (type == VerbsHeader.REQUEST || answered != null) {
       delivered = transport.bufferPool().allocate(length);

@@ -36,8 +36,9 @@ final class Futures {
       throw new IOException("no answer to " + what + " within " + timeoutMs + " ms");
     } catch (ExecutionException e) {
       Throwable c = e.getCause();
-      if (c instanceof RemoteFailureException r && ShuffleError.of(r.code()) != null) {
-        throw new ShuffleServiceException(ShuffleError.of(r.code()), r.getMessage(), r);
+      ShuffleError code = c instanceof RemoteFailureException r ? ShuffleError.of(r.code()) : null;
+      if (code != null) {
+        throw new ShuffleServiceException(code, c.getMessage(), c);
       }
       if (c instanceof IOException io) {
         throw new IOException(what + " failed: " + io.getMessage(), io);

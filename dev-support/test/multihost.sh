@@ -26,6 +26,9 @@ set -u
 
 tarball=${1:?usage: multihost.sh TARBALL WORKDIR}
 work=${2:?usage: multihost.sh TARBALL WORKDIR}
+# Seconds any one job or launcher run may take before the lane calls it hung (a few minutes
+# each here).
+JOB_TIMEOUT=${HPC_MULTIHOST_JOB_TIMEOUT:-900}
 : "${JAVA_HOME:?JAVA_HOME must be set}"
 export JAVA_HOME
 
@@ -80,10 +83,12 @@ addr() {
 ## on NODE COMMAND...: runs COMMAND on NODE: in its network namespace (where /etc/hosts is the
 ## node's, see /etc/netns) under its own host name.
 on() {
-  local node=$1
+  local node=$1 bound=()
   shift
+  # on_timeout=SECONDS before the call bounds the command (then killed, exit 124)
+  [[ -n "${on_timeout:-}" ]] && bound=(timeout -k 10 "${on_timeout}")
   # shellcheck disable=SC2016  # expanded by the inner bash
-  ip netns exec "$(ns "${node}")" unshare --uts -- \
+  "${bound[@]}" ip netns exec "$(ns "${node}")" unshare --uts -- \
     bash -c 'hostname "$0" && exec "$@"' "${node}" "$@"
 }
 
@@ -373,8 +378,10 @@ for node in "${WORKERS[@]}"; do
 done
 
 ## hadoop ARGS...: the hadoop command on the master with the cluster's configuration.
+## hadoop ARGS...: bin/hadoop on the master, bounded: a job that hangs (the defect this lane
+## guards against) fails the lane after JOB_TIMEOUT seconds instead of holding it.
 hadoop() {
-  on "${MASTER}" "${H}/bin/hadoop" --config "${CONF}" "$@"
+  on_timeout=${JOB_TIMEOUT} on "${MASTER}" "${H}/bin/hadoop" --config "${CONF}" "$@"
 }
 ## rest PATH: GET from the master's JobHistoryServer REST API.
 jhs() {
@@ -618,6 +625,7 @@ phase "pbs: hpc-slurm.sh from a PBS_NODEFILE, stopped by SIGTERM (qdel) while th
 # PBS lists a host once per slot; the launcher keeps each once
 printf '%s\n%s\n' "${NODES[@]}" "${NODES[@]}" | sort >"${work}/pbs_nodefile"
 pbs_log="${work}/pbs-job.log"
+# not under on_timeout: the test TERMs the launcher itself (its command ends by 600 s anyway)
 on "${MASTER}" env PBS_NODEFILE="${work}/pbs_nodefile" PBS_JOBID=4242.pbs-server \
   PBS_O_WORKDIR="${jobs_dir}" "${H}/sbin/hpc-slurm.sh" -- \
   bash -c 'hadoop fs -mkdir /pbs && hadoop fs -ls / && echo "command running" && sleep 600' \

@@ -1,0 +1,274 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Completion;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.ConnectionClosedException;
+import org.hadoophpc.net.RemoteFailureException;
+import org.hadoophpc.net.Transport;
+
+/**
+ * The client's end of a transfer stream (a DFSClient, or a DataNode writing to its pipeline
+ * mirror). Upstream bytes go as DATA requests, at most {@code window} not yet consumed by the
+ * DataNode; downstream bytes arrive as answers to the PULL requests it keeps parked there.
+ */
+final class ClientPipe extends Pipe {
+  private final BufferPool pool;
+  private final int chunk;
+  private final int window;
+  private long sent;
+  private long consumedByPeer;
+  private final Completion<Buffer> onAck = new Completion<>() {
+    @Override
+    public void completed(Buffer answer) {
+      credit(answer.nio().getLong(8));
+      answer.release();
+    }
+
+    @Override
+    public void failed(Throwable cause) {
+      lost(cause);
+    }
+  };
+  private final Completion<Buffer> onPull = new Completion<>() {
+    @Override
+    public void completed(Buffer answer) {
+      pulled(answer);
+    }
+
+    @Override
+    public void failed(Throwable cause) {
+      lost(cause);
+    }
+  };
+
+  private ClientPipe(Connection connection, BufferPool pool, TransferMetrics metrics, int chunk,
+      int window) {
+    super(connection, metrics);
+    this.pool = pool;
+    this.chunk = chunk;
+    this.window = window;
+  }
+
+  /**
+   * Connects to {@code endpoint} and says HELLO within {@code timeoutMs}.
+   *
+   * @throws TransferRefusedException when the DataNode answered with a {@link TransferError}
+   * @throws IOException when it could not be reached in time
+   */
+  static ClientPipe open(Transport transport, InetSocketAddress endpoint, int xferPort,
+      TransferMetrics.Role role, int timeoutMs, TransferMetrics metrics) throws IOException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    Connection c = await(transport.connect(endpoint), deadline, "connect to " + endpoint);
+    boolean ok = false;
+    try {
+      Buffer hello = transport.bufferPool().allocate(TransferWire.HELLO_BYTES);
+      if (hello == null) {
+        throw new TransferRefusedException(TransferError.BUSY,
+            "no registered memory for a HELLO to " + endpoint);
+      }
+      ByteBuffer b = hello.nio();
+      TransferWire.requestHeader(b, TransferWire.HELLO);
+      b.putInt(TransferWire.MAGIC).putShort(TransferWire.VERSION).put((byte) role.ordinal())
+          .putInt(xferPort).flip();
+      CompletableFuture<Buffer> f = c.request(hello);
+      if (f == null) {
+        hello.release();
+        throw new TransferRefusedException(TransferError.BUSY, "no room for a HELLO to "
+            + endpoint);
+      }
+      Buffer answer;
+      try {
+        answer = await(f, deadline, "HELLO to " + endpoint);
+      } catch (IOException e) {
+        if (e.getCause() instanceof RemoteFailureException) {
+          RemoteFailureException r = (RemoteFailureException) e.getCause();
+          TransferError why = TransferError.of(r.code());
+          throw new TransferRefusedException(why == null ? TransferError.PROTOCOL : why,
+              endpoint + " refused the transfer stream: " + r.detail());
+        }
+        throw e;
+      }
+      ClientPipe p;
+      try {
+        ByteBuffer a = answer.nio();
+        if (a.remaining() < TransferWire.OK_BYTES || a.get(0) != TransferWire.OK) {
+          throw new TransferRefusedException(TransferError.NOT_HDFS, endpoint
+              + " answered the HELLO with something else than OK");
+        }
+        int chunk = a.getInt(TransferWire.ANSWER_HEADER);
+        int window = a.getInt(TransferWire.ANSWER_HEADER + 4);
+        int pulls = a.getInt(TransferWire.ANSWER_HEADER + 8);
+        if (chunk < 1 || window < 1 || pulls < 1
+            || chunk + TransferWire.REQUEST_HEADER > transport.bufferPool().maxChunk()) {
+          throw new TransferRefusedException(TransferError.PROTOCOL, endpoint
+              + " offered unusable windows: chunk " + chunk + ", window " + window + ", pulls "
+              + pulls);
+        }
+        p = new ClientPipe(c, transport.bufferPool(), metrics, chunk, window);
+        for (int i = 0; i < pulls; i++) {
+          p.pull();
+        }
+      } finally {
+        answer.release();
+      }
+      ok = true;
+      return p;
+    } finally {
+      if (!ok) {
+        c.close();
+      }
+    }
+  }
+
+  private static <T> T await(CompletableFuture<T> f, long deadline, String what)
+      throws IOException {
+    try {
+      return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      f.cancel(false);
+      throw new SocketTimeoutException(what + " timed out");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException(what + " interrupted");
+    } catch (ExecutionException e) {
+      throw new IOException(what + " failed: " + e.getCause().getMessage(), e.getCause());
+    }
+  }
+
+  @Override
+  int write(ByteBuffer src) throws IOException {
+    if (!src.hasRemaining()) {
+      return 0;
+    }
+    synchronized (this) {
+      if (closed) {
+        throw new IOException("write to a closed transfer stream to " + remoteAddress());
+      }
+      IOException f = failure();
+      if (f != null) {
+        throw new IOException(f.getMessage(), f);
+      }
+      if (sent - consumedByPeer >= window) {
+        return 0;
+      }
+    }
+    int n = Math.min(src.remaining(), chunk);
+    Buffer b = pool.allocate(n + TransferWire.REQUEST_HEADER);
+    if (b == null) {
+      return 0; // registered memory is full: the selector polls again
+    }
+    ByteBuffer nio = b.nio();
+    TransferWire.requestHeader(nio, TransferWire.DATA);
+    int limit = src.limit();
+    src.limit(src.position() + n);
+    nio.put(src);
+    src.limit(limit);
+    nio.flip();
+    synchronized (this) {
+      sent++;
+    }
+    if (!connection.request(b, onAck)) {
+      synchronized (this) {
+        sent--;
+      }
+      src.position(src.position() - n);
+      b.release();
+      return 0;
+    }
+    metrics.bytesOut(n);
+    return n;
+  }
+
+  @Override
+  synchronized boolean writable() {
+    return closed || failure() != null || sent - consumedByPeer < window;
+  }
+
+  private void credit(long consumed) {
+    synchronized (this) {
+      if (consumed > consumedByPeer && consumed <= sent) {
+        consumedByPeer = consumed;
+      }
+    }
+    signal();
+  }
+
+  private void pull() {
+    Buffer b = pool.allocate(TransferWire.REQUEST_HEADER);
+    if (b == null) {
+      lost(new IOException("no registered memory for a PULL to " + remoteAddress()));
+      return;
+    }
+    TransferWire.requestHeader(b.nio(), TransferWire.PULL);
+    b.nio().flip();
+    if (!connection.request(b, onPull)) {
+      b.release();
+      lost(new IOException("no room for a PULL to " + remoteAddress()));
+    }
+  }
+
+  private void pulled(Buffer answer) {
+    ByteBuffer a = answer.nio();
+    if (a.remaining() < TransferWire.ANSWER_HEADER) {
+      answer.release();
+      lost(new IOException(remoteAddress() + " sent a short answer"));
+      return;
+    }
+    byte type = a.get(a.position());
+    credit(a.getLong(a.position() + 8));
+    switch (type) {
+      case TransferWire.DATA:
+        a.position(a.position() + TransferWire.ANSWER_HEADER);
+        if (arrived(answer)) {
+          pull();
+        }
+        break;
+      case TransferWire.EMPTY:
+        answer.release();
+        if (!isClosed() && !isEnded()) {
+          pull();
+        }
+        break;
+      case TransferWire.FIN:
+        answer.release();
+        ended();
+        connection.close();
+        break;
+      default:
+        answer.release();
+        lost(new IOException(remoteAddress() + " sent an answer of unknown type " + type));
+    }
+  }
+
+  private void lost(Throwable cause) {
+    if (cause instanceof ConnectionClosedException) {
+      broken(new IOException("Connection reset: transfer stream to " + remoteAddress()
+          + " closed", cause));
+    } else {
+      broken(cause instanceof IOException ? (IOException) cause
+          : new IOException(String.valueOf(cause.getMessage()), cause));
+    }
+    if (!isClosed()) {
+      connection.close();
+    }
+  }
+
+  @Override
+  protected void closeConnection() {
+    connection.close();
+  }
+}

@@ -1,0 +1,168 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.Connection;
+
+/**
+ * One end of a byte stream over a transport {@link Connection}: the bytes that arrived and wait
+ * to be read, end of stream, and the readiness the channel's selectors wait on. Reads and writes
+ * never block: {@link TransferChannel} and Hadoop's {@code SocketIOWithTimeout} do the waiting,
+ * with Hadoop's own timeouts. All state is guarded by {@code this}.
+ */
+abstract class Pipe {
+  protected final Connection connection;
+  private final ArrayDeque<Buffer> inbound = new ArrayDeque<>();
+  private boolean eof;
+  private IOException failure;
+  protected boolean closed;
+  private volatile Runnable signal = () -> { };
+  protected final TransferMetrics metrics;
+
+  Pipe(Connection connection, TransferMetrics metrics) {
+    this.connection = connection;
+    this.metrics = metrics;
+  }
+
+  InetSocketAddress remoteAddress() {
+    return connection.remoteAddress();
+  }
+
+  /** Called with no lock held whenever this pipe may have become readable or writable. */
+  void onReadiness(Runnable r) {
+    signal = r;
+  }
+
+  protected final void signal() {
+    signal.run();
+  }
+
+  /**
+   * Copies waiting bytes into {@code dst}: the count, 0 when nothing has arrived yet, -1 at the
+   * end of the stream.
+   */
+  int read(ByteBuffer dst) throws IOException {
+    int n = 0;
+    int consumed = 0;
+    synchronized (this) {
+      if (closed) {
+        throw new IOException("read from a closed transfer stream to " + remoteAddress());
+      }
+      while (dst.hasRemaining() && !inbound.isEmpty()) {
+        Buffer head = inbound.peek();
+        ByteBuffer src = head.nio();
+        int k = Math.min(src.remaining(), dst.remaining());
+        int limit = src.limit();
+        src.limit(src.position() + k);
+        dst.put(src);
+        src.limit(limit);
+        n += k;
+        if (!src.hasRemaining()) {
+          inbound.poll().release();
+          consumed++;
+        }
+      }
+      if (n == 0) {
+        if (failure != null && !eof) {
+          throw new IOException(failure.getMessage(), failure);
+        }
+        if (eof) {
+          return -1;
+        }
+      }
+    }
+    metrics.bytesIn(n);
+    if (consumed > 0) {
+      consumed(consumed);
+    }
+    return n;
+  }
+
+  /** Sends what fits of {@code src} now: the count, 0 when the stream has no room. */
+  abstract int write(ByteBuffer src) throws IOException;
+
+  abstract boolean writable();
+
+  synchronized boolean readable() {
+    return !inbound.isEmpty() || eof || failure != null || closed;
+  }
+
+  /** {@code n} arrived messages were read to their end. */
+  protected void consumed(int n) {
+  }
+
+  /** Queues an arrived message (from its position on); false when this end is closed. */
+  protected boolean arrived(Buffer b) {
+    synchronized (this) {
+      if (closed || eof) {
+        b.release();
+        return false;
+      }
+      if (b.nio().hasRemaining()) {
+        inbound.add(b);
+      } else {
+        b.release();
+      }
+    }
+    signal();
+    return true;
+  }
+
+  protected synchronized int queued() {
+    return inbound.size();
+  }
+
+  /** The peer ended the stream cleanly: readers see end of stream after the queued bytes. */
+  protected void ended() {
+    synchronized (this) {
+      eof = true;
+    }
+    signal();
+  }
+
+  /** The connection broke: readers see the queued bytes, then {@code cause}. */
+  protected void broken(IOException cause) {
+    synchronized (this) {
+      if (failure == null) {
+        failure = cause;
+      }
+    }
+    signal();
+  }
+
+  protected synchronized IOException failure() {
+    return failure;
+  }
+
+  protected synchronized boolean isEnded() {
+    return eof;
+  }
+
+  /** Closes this end; queued bytes are dropped. */
+  void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      while (!inbound.isEmpty()) {
+        inbound.poll().release();
+      }
+    }
+    closeConnection();
+    signal();
+  }
+
+  synchronized boolean isClosed() {
+    return closed;
+  }
+
+  protected abstract void closeConnection();
+}

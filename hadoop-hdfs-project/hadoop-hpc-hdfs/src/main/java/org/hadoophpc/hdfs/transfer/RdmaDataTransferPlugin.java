@@ -1,0 +1,163 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import javax.net.SocketFactory;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.hdfs.server.datanode.HpcDataNodeBridge;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.ServicePlugin;
+import org.hadoophpc.net.Listener;
+import org.hadoophpc.net.Transport;
+import org.hadoophpc.net.TransportFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves HDFS DataTransfer over the hpc transport next to TCP ({@code dfs.datanode.plugins}):
+ * a second stock {@code DataXceiverServer} over a {@link TransferPeerServer}, listening on the
+ * DataNode's transfer address at port + {@code dfs.hpc.datatransfer.port.offset}, so block
+ * reads, writes, checksums, tokens and SASL run through HDFS's own code. Pipeline mirrors from
+ * this DataNode use the transport too ({@link RdmaSocketFactory} on its transport). Started
+ * after the stock servers; a failure here leaves TCP serving and logs why.
+ */
+public class RdmaDataTransferPlugin implements ServicePlugin {
+  private static final Logger LOG = LoggerFactory.getLogger(RdmaDataTransferPlugin.class);
+
+  private Transport transport;
+  private Listener listener;
+  private TransferPeerServer peers;
+  private TransferHandler handler;
+  private ScheduledExecutorService timer;
+  private DataNode dn;
+  private SocketFactory stockFactory;
+  private TransferMetrics metrics;
+
+  @Override
+  public void start(Object service) {
+    dn = (DataNode) service;
+    Configuration conf = dn.getConf();
+    TransferConf tc;
+    try {
+      tc = TransferConf.from(conf);
+    } catch (IllegalArgumentException e) {
+      LOG.error("HDFS DataTransfer stays on TCP: {}", e.getMessage());
+      return;
+    }
+    if (!tc.enabled) {
+      LOG.info("HDFS DataTransfer: TCP only ({}=false)", TransferConf.ENABLED_KEY);
+      return;
+    }
+    String insecure = privilegedPortWithoutSasl(conf, dn.getXferAddress());
+    if (insecure != null) {
+      LOG.error("HDFS DataTransfer stays on TCP: {}", insecure);
+      return;
+    }
+    InetSocketAddress xfer = dn.getXferAddress();
+    metrics = TransferMetrics.server(xfer.getPort());
+    try {
+      transport = TransportFactory.create(conf);
+      if (tc.portOffset == 0 && "tcp".equals(transport.name())) {
+        throw new IOException("the tcp transport cannot share the TCP transfer port "
+            + xfer.getPort() + ": set " + TransferConf.PORT_OFFSET_KEY + " (same on every node)");
+      }
+      InetSocketAddress at = new InetSocketAddress(xfer.getAddress(),
+          tc.endpointPort(xfer.getPort()));
+      peers = new TransferPeerServer(tc.acceptQueue, transport.name() + "://" + at);
+      handler = new TransferHandler(transport.bufferPool(), tc, metrics, peers, xfer);
+      listener = transport.listen(at, handler);
+      timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "hpc transfer timer " + xfer.getPort());
+        t.setDaemon(true);
+        return t;
+      });
+      timer.scheduleWithFixedDelay(handler::tick, tc.parkMaxMs / 2, tc.parkMaxMs / 2,
+          TimeUnit.MILLISECONDS);
+      Runnable server = HpcDataNodeBridge.newXceiverServer(peers, conf, dn);
+      peers.onClose(this::closeTransport);
+      HpcDataNodeBridge.startXceiverDaemon(dn, server);
+    } catch (IOException | RuntimeException e) {
+      LOG.error("HDFS DataTransfer stays on TCP: {}", e.getMessage());
+      closeTransport();
+      return;
+    }
+    TransferClient mirrors = new TransferClient(tc, transport, null, metrics,
+        TransferMetrics.Role.MIRROR);
+    stockFactory = HpcDataNodeBridge.setTransferSocketFactory(dn, new RdmaSocketFactory(mirrors));
+    LOG.info("HDFS DataTransfer: {} transport listening on {} (TCP transfer port {}), mirrors "
+        + "{}, strict={}", transport.name(), listener.address(), xfer.getPort(),
+        stockFactory != null ? "over the transport" : "over TCP (no DataNode.socketFactory)",
+        tc.strict);
+  }
+
+  /**
+   * Why a secure DataNode must not serve the transport: with a privileged TCP transfer port and
+   * neither SASL protection nor encryption, HDFS trusts the port and skips its handshake, and
+   * the transport's endpoint is not privileged. Null when that is not the set-up.
+   */
+  static String privilegedPortWithoutSasl(Configuration conf, InetSocketAddress xfer) {
+    if (!UserGroupInformation.isSecurityEnabled() || xfer.getPort() >= 1024) {
+      return null;
+    }
+    if (!conf.getTrimmed("dfs.data.transfer.protection", "").isEmpty()
+        || conf.getBoolean("dfs.encrypt.data.transfer", false)) {
+      return null;
+    }
+    return "dfs.datanode.address uses privileged port " + xfer.getPort() + " without "
+        + "dfs.data.transfer.protection: HDFS would skip SASL on the transport's endpoint too. "
+        + "Set dfs.data.transfer.protection, or " + TransferConf.ENABLED_KEY + "=false";
+  }
+
+  /** The counters of this DataNode's endpoint (null until started). */
+  public TransferMetrics metrics() {
+    return metrics;
+  }
+
+  @Override
+  public void stop() {
+    if (dn != null && stockFactory != null) {
+      HpcDataNodeBridge.setTransferSocketFactory(dn, stockFactory);
+      stockFactory = null;
+    }
+    if (listener != null) {
+      listener.close(); // new streams are refused: clients use TCP; the port is free again
+    }
+    if (peers != null) {
+      peers.close(); // the xceiver server's loop ends once the DataNode stops running
+    }
+  }
+
+  private synchronized void closeTransport() {
+    if (timer != null) {
+      timer.shutdownNow();
+    }
+    if (handler != null) {
+      handler.closeAll();
+    }
+    if (listener != null) {
+      listener.close();
+    }
+    if (transport != null) {
+      try {
+        transport.close();
+      } catch (IOException e) {
+        LOG.warn("closing the HDFS transfer transport: {}", e.getMessage());
+      }
+      transport = null;
+    }
+  }
+
+  @Override
+  public void close() {
+    stop();
+  }
+}

@@ -1,0 +1,304 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.ArrayDeque;
+
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Connection;
+
+/**
+ * The DataNode's end of a transfer stream. Upstream DATA requests are queued as they arrived
+ * (no copy on the event thread) and acknowledged at once with the consumed count; the client
+ * never has more than {@code window} unconsumed, and one more is a protocol violation that
+ * closes the connection. Downstream bytes answer the oldest parked PULL; with none parked the
+ * stream is not writable. A PULL parked longer than {@code parkMaxMs} is answered EMPTY (the
+ * client re-posts it), so an idle stream never runs into the transport's io.timeout.
+ */
+final class ServerPipe extends Pipe {
+  private final BufferPool pool;
+  private final int chunk;
+  private final int window;
+  private final long parkMaxNanos;
+  private final ArrayDeque<Long> parked = new ArrayDeque<>();
+  private final ArrayDeque<Long> parkedSince = new ArrayDeque<>();
+  private long received;
+  private long consumed;
+  private long reported;
+  private boolean creditOwed;
+  private boolean finPending;
+  private volatile long closedAt;
+
+  ServerPipe(Connection connection, BufferPool pool, TransferMetrics metrics, int chunk,
+      int window, long parkMaxMs) {
+    super(connection, metrics);
+    this.pool = pool;
+    this.chunk = chunk;
+    this.window = window;
+    this.parkMaxNanos = parkMaxMs * 1_000_000L;
+  }
+
+  /** A DATA request (positioned after its header); event thread. */
+  void onData(Buffer request, long requestId) {
+    long ack;
+    synchronized (this) {
+      if (received - consumed >= window) {
+        request.release();
+        connection.fail(requestId, TransferError.PROTOCOL.code, "more than " + window
+            + " unconsumed DATA messages");
+        connection.close();
+        return;
+      }
+      received++;
+      ack = consumed;
+      reported = Math.max(reported, ack);
+    }
+    arrived(request);
+    answer(requestId, TransferWire.ACK, ack);
+  }
+
+  /** A PULL request; event thread. */
+  void onPull(long requestId) {
+    byte type = 0;
+    long ack;
+    synchronized (this) {
+      ack = consumed;
+      if (finPending || closed) {
+        type = TransferWire.FIN;
+        finPending = false;
+      } else if (creditOwed) {
+        type = TransferWire.EMPTY;
+        creditOwed = false;
+        reported = ack;
+      } else {
+        parked.add(requestId);
+        parkedSince.add(System.nanoTime());
+      }
+    }
+    if (type != 0) {
+      answer(requestId, type, ack);
+    } else {
+      signal();
+    }
+  }
+
+  @Override
+  protected void consumed(int n) {
+    long id = -1;
+    long ack;
+    synchronized (this) {
+      consumed += n;
+      ack = consumed;
+      boolean drained = queued() == 0;
+      if (ack > reported && (drained || ack - reported >= Math.max(1, window / 2))) {
+        if (parked.isEmpty()) {
+          creditOwed = true;
+        } else {
+          id = parked.poll();
+          parkedSince.poll();
+          reported = ack;
+        }
+      }
+    }
+    if (id >= 0) {
+      answer(id, TransferWire.EMPTY, ack);
+    }
+  }
+
+  @Override
+  int write(ByteBuffer src) throws IOException {
+    if (!src.hasRemaining()) {
+      return 0;
+    }
+    Buffer b = pool.allocate(Math.min(src.remaining(), chunk) + TransferWire.ANSWER_HEADER);
+    if (b == null) {
+      return 0;
+    }
+    int n = b.nio().capacity() - TransferWire.ANSWER_HEADER;
+    n = Math.min(n, Math.min(src.remaining(), chunk));
+    long id;
+    long ack;
+    synchronized (this) {
+      checkOpen();
+      if (parked.isEmpty()) {
+        b.release();
+        return 0;
+      }
+      id = parked.poll();
+      parkedSince.poll();
+      ack = consumed;
+      reported = ack;
+    }
+    ByteBuffer nio = b.nio();
+    TransferWire.answerHeader(nio, TransferWire.DATA, ack);
+    int limit = src.limit();
+    src.limit(src.position() + n);
+    nio.put(src);
+    src.limit(limit);
+    nio.flip();
+    send(id, b);
+    metrics.bytesOut(n);
+    return n;
+  }
+
+  /**
+   * Sends {@code count} bytes of {@code file} from {@code position} in as few answers as the
+   * chunk size allows, each read by the file channel straight into registered memory: no copy
+   * through the heap, and never the JDK's 8 KiB {@code transferTo} fallback. Waits for room
+   * with {@code waitForRoom}.
+   */
+  long transferFrom(FileChannel file, long position, int count, Waiter waitForRoom)
+      throws IOException {
+    int left = count;
+    while (left > 0) {
+      Buffer b = null;
+      long id = -1;
+      long ack = 0;
+      synchronized (this) {
+        checkOpen();
+        if (!parked.isEmpty()) {
+          b = pool.allocate(Math.min(left, chunk) + TransferWire.ANSWER_HEADER);
+          if (b != null) {
+            id = parked.poll();
+            parkedSince.poll();
+            ack = consumed;
+            reported = ack;
+          }
+        }
+      }
+      if (b == null) {
+        waitForRoom.await();
+        continue;
+      }
+      ByteBuffer nio = b.nio();
+      TransferWire.answerHeader(nio, TransferWire.DATA, ack);
+      nio.limit(Math.min(nio.capacity(), TransferWire.ANSWER_HEADER + Math.min(left, chunk)));
+      try {
+        while (nio.hasRemaining()) {
+          int r = file.read(nio, position + (count - left) + nio.position()
+              - TransferWire.ANSWER_HEADER);
+          if (r < 0) {
+            throw new EOFException("EOF of " + file + " with " + left + " bytes still to send");
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        // the PULL is answered EMPTY so the client's place is not lost; the stream fails anyway
+        nio.clear();
+        TransferWire.answerHeader(nio, TransferWire.EMPTY, ack);
+        nio.flip();
+        send(id, b);
+        throw e;
+      }
+      int n = nio.position() - TransferWire.ANSWER_HEADER;
+      nio.flip();
+      send(id, b);
+      metrics.bytesOut(n);
+      left -= n;
+    }
+    return count;
+  }
+
+  /** Waits until the stream may have room (the stock write timeout applies). */
+  interface Waiter {
+    void await() throws IOException;
+  }
+
+  @Override
+  synchronized boolean writable() {
+    return !parked.isEmpty() || closed || failure() != null;
+  }
+
+  private void checkOpen() throws IOException {
+    if (closed) {
+      throw new IOException("write to a closed transfer stream from " + remoteAddress());
+    }
+    IOException f = failure();
+    if (f != null) {
+      throw new IOException(f.getMessage(), f);
+    }
+  }
+
+  /** Answers PULLs parked longer than park.max with EMPTY; called by the handler's timer. */
+  void expireParked(long now) {
+    while (true) {
+      long id;
+      long ack;
+      synchronized (this) {
+        Long since = parkedSince.peek();
+        if (since == null || now - since < parkMaxNanos) {
+          return;
+        }
+        parkedSince.poll();
+        id = parked.poll();
+        ack = consumed;
+        reported = ack;
+      }
+      answer(id, TransferWire.EMPTY, ack);
+    }
+  }
+
+  /** The client closed the connection or it broke: readers see end of stream. */
+  void onConnectionClosed() {
+    synchronized (this) {
+      parked.clear();
+      parkedSince.clear();
+    }
+    ended();
+  }
+
+  /** When this end was closed (System.nanoTime()), or 0 while open. */
+  long closedAt() {
+    return closedAt;
+  }
+
+  /** Closes the transport connection itself (after FIN had its time, or at shutdown). */
+  void connectionClose() {
+    connection.close();
+  }
+
+  @Override
+  protected void closeConnection() {
+    closedAt = System.nanoTime();
+    long id = -1;
+    synchronized (this) {
+      if (!parked.isEmpty()) {
+        id = parked.poll();
+        parkedSince.poll();
+      } else {
+        finPending = true;
+      }
+    }
+    if (id >= 0) {
+      answer(id, TransferWire.FIN, consumed());
+    }
+  }
+
+  private synchronized long consumed() {
+    return consumed;
+  }
+
+  private void answer(long id, byte type, long ack) {
+    Buffer b = pool.allocate(TransferWire.ANSWER_HEADER);
+    if (b == null) {
+      connection.fail(id, TransferError.BUSY.code, "no registered memory for an answer");
+      return;
+    }
+    TransferWire.answerHeader(b.nio(), type, ack);
+    b.nio().flip();
+    send(id, b);
+  }
+
+  private void send(long id, Buffer b) {
+    try {
+      connection.respond(id, b);
+    } catch (IllegalStateException e) {
+      b.release(); // the connection closed meanwhile: nobody waits for it
+    }
+  }
+}

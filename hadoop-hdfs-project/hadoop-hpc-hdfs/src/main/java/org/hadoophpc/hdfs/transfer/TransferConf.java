@@ -1,0 +1,86 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.conf.Configuration;
+import org.hadoophpc.net.TransportConfigKeys;
+
+/**
+ * The keys of HDFS DataTransfer over the hpc transport, read once. The DataNode reads them in
+ * {@link RdmaDataTransferPlugin}, clients and mirrors in {@link RdmaSocketFactory}.
+ */
+public final class TransferConf {
+  /** Whether HDFS block transfers use the transport (the plugin and factory still must be set). */
+  public static final String ENABLED_KEY = "dfs.hpc.datatransfer.enabled";
+  /** No fallback to TCP: a stream that cannot use the transport fails, naming this key. */
+  public static final String STRICT_KEY = "dfs.hpc.datatransfer.strict";
+  /**
+   * The transport endpoint of a DataNode is its TCP transfer port plus this. 0 (same number)
+   * needs a transport with its own port space (verbs: rdma_cm); the tcp transport needs another
+   * port, the same offset on every node.
+   */
+  public static final String PORT_OFFSET_KEY = "dfs.hpc.datatransfer.port.offset";
+  /** The most a client waits for the transport connection and HELLO before using TCP. */
+  public static final String CONNECT_TIMEOUT_KEY = "dfs.hpc.datatransfer.connect.timeout";
+  /** How long a DataNode that could not be reached over the transport is reached over TCP. */
+  public static final String NEGATIVE_CACHE_KEY = "dfs.hpc.datatransfer.negative.cache";
+  /** The most stream bytes in one message (a 64 KiB packet with its header and checksums fits). */
+  public static final String CHUNK_SIZE_KEY = "dfs.hpc.datatransfer.chunk.size";
+  /** Upstream messages a DataNode lets a client have unconsumed (per stream). */
+  public static final String WINDOW_KEY = "dfs.hpc.datatransfer.window";
+  /** Downstream places (PULLs) a client keeps parked at the DataNode (per stream). */
+  public static final String PULLS_KEY = "dfs.hpc.datatransfer.pulls";
+  /** Accepted streams waiting for an xceiver thread before new ones are refused (BUSY). */
+  public static final String ACCEPT_QUEUE_KEY = "dfs.hpc.datatransfer.accept.queue";
+
+  final boolean enabled;
+  final boolean strict;
+  final int portOffset;
+  final int connectTimeoutMs;
+  final long negativeCacheMs;
+  final int chunk;
+  final int window;
+  final int pulls;
+  final int acceptQueue;
+  final long parkMaxMs;
+
+  private TransferConf(Configuration conf) {
+    enabled = conf.getBoolean(ENABLED_KEY, true);
+    strict = conf.getBoolean(STRICT_KEY, false);
+    portOffset = conf.getInt(PORT_OFFSET_KEY, 0);
+    connectTimeoutMs = (int) conf.getTimeDuration(CONNECT_TIMEOUT_KEY, 3000,
+        TimeUnit.MILLISECONDS);
+    negativeCacheMs = conf.getTimeDuration(NEGATIVE_CACHE_KEY, 60_000, TimeUnit.MILLISECONDS);
+    chunk = (int) conf.getLongBytes(CHUNK_SIZE_KEY, 128 * 1024);
+    window = conf.getInt(WINDOW_KEY, 4);
+    pulls = conf.getInt(PULLS_KEY, 4);
+    acceptQueue = conf.getInt(ACCEPT_QUEUE_KEY, 128);
+    long io = conf.getTimeDuration(TransportConfigKeys.IO_TIMEOUT_KEY,
+        TransportConfigKeys.IO_TIMEOUT_DEFAULT, TimeUnit.MILLISECONDS);
+    parkMaxMs = Math.max(100, io / 3);
+    check(portOffset >= -65535 && portOffset <= 65535, PORT_OFFSET_KEY, portOffset);
+    check(connectTimeoutMs > 0, CONNECT_TIMEOUT_KEY, connectTimeoutMs);
+    check(chunk >= 4096, CHUNK_SIZE_KEY, chunk);
+    check(window >= 1, WINDOW_KEY, window);
+    check(pulls >= 1, PULLS_KEY, pulls);
+    check(acceptQueue >= 1, ACCEPT_QUEUE_KEY, acceptQueue);
+  }
+
+  public static TransferConf from(Configuration conf) {
+    return new TransferConf(conf);
+  }
+
+  private static void check(boolean ok, String key, long value) {
+    if (!ok) {
+      throw new IllegalArgumentException(key + "=" + value + " is out of range");
+    }
+  }
+
+  /** The transport port of a DataNode whose TCP transfer port is {@code xferPort}. */
+  int endpointPort(int xferPort) {
+    return xferPort + portOffset;
+  }
+}

@@ -1,0 +1,166 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.RequestHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The DataNode's transport handler: a HELLO makes a {@link ServerPipe} and queues its
+ * {@link TransferPeer} for the xceiver server; DATA and PULL go to the connection's pipe. It
+ * does not authenticate: HDFS does, in the stream (block tokens, SASL), exactly as on TCP.
+ */
+final class TransferHandler implements RequestHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(TransferHandler.class);
+  private static final long CLOSE_GRACE_NANOS = 2_000_000_000L;
+
+  private final BufferPool pool;
+  private final TransferConf conf;
+  private final TransferMetrics metrics;
+  private final TransferPeerServer peers;
+  private final InetSocketAddress local;
+  private final Map<Connection, ServerPipe> pipes = new ConcurrentHashMap<>();
+
+  TransferHandler(BufferPool pool, TransferConf conf, TransferMetrics metrics,
+      TransferPeerServer peers, InetSocketAddress local) {
+    this.pool = pool;
+    this.conf = conf;
+    this.metrics = metrics;
+    this.peers = peers;
+    this.local = local;
+  }
+
+  @Override
+  public void onRequest(Connection connection, Buffer request, Responder responder) {
+    throw new IllegalStateException("requests arrive with their ids");
+  }
+
+  @Override
+  public void onRequest(Connection connection, Buffer request, long requestId) {
+    ByteBuffer b = request.nio();
+    ServerPipe pipe = pipes.get(connection);
+    if (b.remaining() < TransferWire.REQUEST_HEADER) {
+      request.release();
+      refuse(connection, requestId, TransferError.PROTOCOL, "short request");
+      return;
+    }
+    byte type = TransferWire.readRequestHeader(b);
+    if (pipe == null) {
+      hello(connection, request, requestId, type);
+      return;
+    }
+    switch (type) {
+      case TransferWire.DATA:
+        pipe.onData(request, requestId);
+        break;
+      case TransferWire.PULL:
+        request.release();
+        pipe.onPull(requestId);
+        break;
+      default:
+        request.release();
+        refuse(connection, requestId, TransferError.PROTOCOL, "request of type " + type
+            + " on an open stream");
+    }
+  }
+
+  private void hello(Connection connection, Buffer request, long requestId, byte type) {
+    ByteBuffer b = request.nio();
+    boolean hello = type == TransferWire.HELLO
+        && b.remaining() >= TransferWire.HELLO_BYTES - TransferWire.REQUEST_HEADER
+        && b.getInt() == TransferWire.MAGIC;
+    short version = hello ? b.getShort() : 0;
+    request.release();
+    if (!hello) {
+      refuse(connection, requestId, TransferError.NOT_HDFS, "not an HDFS transfer HELLO");
+      return;
+    }
+    if (version != TransferWire.VERSION) {
+      refuse(connection, requestId, TransferError.VERSION, "transfer protocol version "
+          + version + ", this DataNode speaks " + TransferWire.VERSION);
+      return;
+    }
+    if (peers.isClosed()) {
+      refuse(connection, requestId, TransferError.STOPPING, "the DataNode is stopping");
+      return;
+    }
+    ServerPipe pipe = new ServerPipe(connection, pool, metrics, conf.chunk, conf.window,
+        conf.parkMaxMs);
+    TransferPeer peer;
+    try {
+      peer = new TransferPeer(pipe, local);
+    } catch (IOException e) {
+      refuse(connection, requestId, TransferError.PROTOCOL, e.getMessage());
+      return;
+    }
+    pipes.put(connection, pipe);
+    if (!peers.offer(peer)) {
+      pipes.remove(connection);
+      refuse(connection, requestId, TransferError.BUSY, "accept queue of " + conf.acceptQueue
+          + " full (" + TransferConf.ACCEPT_QUEUE_KEY + ")");
+      return;
+    }
+    Buffer ok = pool.allocate(TransferWire.OK_BYTES);
+    if (ok == null) {
+      pipes.remove(connection);
+      refuse(connection, requestId, TransferError.BUSY, "registered memory is full");
+      return;
+    }
+    ByteBuffer a = ok.nio();
+    TransferWire.answerHeader(a, TransferWire.OK, 0);
+    a.putInt(conf.chunk).putInt(conf.window).putInt(conf.pulls).flip();
+    metrics.opened(TransferMetrics.Role.SERVER);
+    connection.respond(requestId, ok);
+  }
+
+  private void refuse(Connection connection, long requestId, TransferError why, String text) {
+    LOG.debug("refusing a transfer stream from {}: {} {}", connection.remoteAddress(), why,
+        text);
+    connection.fail(requestId, why.code, text);
+    if (why == TransferError.PROTOCOL) {
+      connection.close();
+    }
+  }
+
+  @Override
+  public void onClose(Connection connection) {
+    ServerPipe pipe = pipes.remove(connection);
+    if (pipe != null) {
+      pipe.onConnectionClosed();
+    }
+  }
+
+  /** Timer: answers PULLs parked too long; closes connections of streams closed long ago. */
+  void tick() {
+    long now = System.nanoTime();
+    for (ServerPipe p : pipes.values()) {
+      p.expireParked(now);
+      long closedAt = p.closedAt();
+      if (closedAt != 0 && now - closedAt > CLOSE_GRACE_NANOS) {
+        p.connectionClose();
+      }
+    }
+  }
+
+  int streams() {
+    return pipes.size();
+  }
+
+  /** Closes every stream (the DataNode stops). */
+  void closeAll() {
+    for (ServerPipe p : pipes.values()) {
+      p.connectionClose();
+    }
+  }
+}

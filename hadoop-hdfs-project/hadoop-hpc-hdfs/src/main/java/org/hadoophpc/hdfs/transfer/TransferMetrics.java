@@ -1,0 +1,120 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What crossed the transport for HDFS DataTransfer in one process role: connections opened by
+ * role and transport, bytes in and out over the transport, fallbacks to TCP by reason. One
+ * instance per DataNode endpoint and one per client process, found by name
+ * ({@link #of(String)}) so tests and the INFO line read the same numbers.
+ */
+public final class TransferMetrics {
+  /** Who opened or accepted the connection. */
+  public enum Role { CLIENT, MIRROR, SERVER }
+
+  /** Why a connection went over TCP instead. */
+  public enum Fallback {
+    DISABLED, NO_TRANSPORT, NEGATIVE_CACHED, CONNECT_FAILED, HELLO_REJECTED, BUSY,
+    LOCAL_INTERFACES, ADDRESS
+  }
+
+  private static final Map<String, TransferMetrics> ALL = new ConcurrentHashMap<>();
+
+  private final String name;
+  private final Map<Role, AtomicLong> overTransport = new EnumMap<>(Role.class);
+  private final Map<Role, AtomicLong> overTcp = new EnumMap<>(Role.class);
+  private final Map<Fallback, AtomicLong> fallbacks = new EnumMap<>(Fallback.class);
+  private final AtomicLong bytesIn = new AtomicLong();
+  private final AtomicLong bytesOut = new AtomicLong();
+
+  private TransferMetrics(String name) {
+    this.name = name;
+    for (Role r : Role.values()) {
+      overTransport.put(r, new AtomicLong());
+      overTcp.put(r, new AtomicLong());
+    }
+    for (Fallback f : Fallback.values()) {
+      fallbacks.put(f, new AtomicLong());
+    }
+  }
+
+  /** The metrics called {@code name}, created on first use. */
+  public static TransferMetrics of(String name) {
+    return ALL.computeIfAbsent(name, TransferMetrics::new);
+  }
+
+  /** The client side of this process (DFSClients and DataNode mirrors share a factory). */
+  public static TransferMetrics client() {
+    return of("client");
+  }
+
+  /** The server side of the DataNode whose TCP transfer port is {@code xferPort}. */
+  public static TransferMetrics server(int xferPort) {
+    return of("datanode-" + xferPort);
+  }
+
+  public String name() {
+    return name;
+  }
+
+  void opened(Role role) {
+    overTransport.get(role).incrementAndGet();
+  }
+
+  void fellBack(Role role, Fallback why) {
+    overTcp.get(role).incrementAndGet();
+    fallbacks.get(why).incrementAndGet();
+  }
+
+  void bytesIn(long n) {
+    bytesIn.addAndGet(n);
+  }
+
+  void bytesOut(long n) {
+    bytesOut.addAndGet(n);
+  }
+
+  /** Connections of {@code role} that went over the transport. */
+  public long connections(Role role) {
+    return overTransport.get(role).get();
+  }
+
+  /** Connections of {@code role} that went over plain TCP. */
+  public long tcpConnections(Role role) {
+    return overTcp.get(role).get();
+  }
+
+  public long fallbacks(Fallback why) {
+    return fallbacks.get(why).get();
+  }
+
+  public long fallbacks() {
+    long n = 0;
+    for (AtomicLong a : fallbacks.values()) {
+      n += a.get();
+    }
+    return n;
+  }
+
+  /** Stream bytes read from the transport (not counting protocol headers). */
+  public long bytesIn() {
+    return bytesIn.get();
+  }
+
+  /** Stream bytes written to the transport (not counting protocol headers). */
+  public long bytesOut() {
+    return bytesOut.get();
+  }
+
+  @Override
+  public String toString() {
+    return name + ": connections over the transport " + overTransport + ", over tcp " + overTcp
+        + ", bytes in " + bytesIn + ", out " + bytesOut + ", fallbacks " + fallbacks;
+  }
+}

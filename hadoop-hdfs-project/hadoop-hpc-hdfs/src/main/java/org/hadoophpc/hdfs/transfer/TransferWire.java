@@ -1,0 +1,60 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The byte-stream protocol HDFS DataTransfer runs over a transport {@code Connection}, which
+ * only knows requests and answers started by the client.
+ *
+ * <p>Requests (client to DataNode) start with an 8-byte header: type, 7 reserved bytes.
+ * <ul>
+ *   <li>{@link #HELLO}: magic, version, role, the TCP transfer port the client meant. Answered
+ *       {@link #OK} with the windows, or failed with an {@link TransferError} code.</li>
+ *   <li>{@link #DATA}: upstream stream bytes. Answered at once with {@link #ACK}; the client
+ *       keeps at most {@code window} DATA messages the DataNode has not consumed.</li>
+ *   <li>{@link #PULL}: a place for downstream bytes, parked by the DataNode until it writes
+ *       ({@link #DATA}), it owes credit or waited {@code park.max} ({@link #EMPTY}), or it
+ *       closes ({@link #FIN}).</li>
+ * </ul>
+ * Answers start with a 16-byte header: type, 7 reserved bytes, then the number of DATA messages
+ * the DataNode has consumed so far (the client's upstream credit).
+ */
+final class TransferWire {
+  private TransferWire() {
+  }
+
+  static final int MAGIC = 0x48444654; // "HDFT"
+  static final short VERSION = 1;
+
+  static final byte HELLO = 1;
+  static final byte DATA = 2;
+  static final byte PULL = 3;
+
+  static final byte OK = 1;
+  static final byte ACK = 2;
+  static final byte EMPTY = 3;
+  static final byte FIN = 4;
+
+  static final int REQUEST_HEADER = 8;
+  static final int ANSWER_HEADER = 16;
+  static final int HELLO_BYTES = REQUEST_HEADER + 4 + 2 + 1 + 4;
+  static final int OK_BYTES = ANSWER_HEADER + 4 + 4 + 4;
+
+  static void requestHeader(ByteBuffer b, byte type) {
+    b.put(type).put((byte) 0).putShort((short) 0).putInt(0);
+  }
+
+  static void answerHeader(ByteBuffer b, byte type, long consumed) {
+    b.put(type).put((byte) 0).putShort((short) 0).putInt(0).putLong(consumed);
+  }
+
+  /** The type of the header at {@code b}'s position; the position moves past the header. */
+  static byte readRequestHeader(ByteBuffer b) {
+    byte type = b.get();
+    b.position(b.position() + REQUEST_HEADER - 1);
+    return type;
+  }
+}

@@ -1,0 +1,84 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.HdfsConfiguration;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+
+/**
+ * MiniDFSClusters whose DataNodes serve DataTransfer over the tcp transport next to TCP. The tcp
+ * transport needs its own port (transfer port + {@link #OFFSET}), so each DataNode gets a
+ * transfer port whose partner is free too, instead of an ephemeral one.
+ */
+final class TransferCluster {
+  static final int OFFSET = 1000;
+  static final int BLOCK = 1024 * 1024;
+
+  private TransferCluster() {
+  }
+
+  /** Configuration with the plugin, the client factory, strict, small blocks. */
+  static Configuration conf(String name, boolean transfer) {
+    Configuration conf = new HdfsConfiguration();
+    File base = new File(System.getProperty("test.build.data", "target/test-data"), name);
+    conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, base.getAbsolutePath());
+    conf.setLong("dfs.blocksize", BLOCK);
+    conf.setInt("dfs.bytes-per-checksum", 512);
+    conf.set("hadoop.hpc.transport", "tcp");
+    if (transfer) {
+      conf.set("dfs.datanode.plugins", RdmaDataTransferPlugin.class.getName());
+      conf.set("hadoop.rpc.socket.factory.class.ClientProtocol",
+          RdmaSocketFactory.class.getName());
+      conf.setBoolean(TransferConf.STRICT_KEY, true);
+      conf.setInt(TransferConf.PORT_OFFSET_KEY, OFFSET);
+    }
+    return conf;
+  }
+
+  /** A started cluster of {@code n} DataNodes on transfer ports with free partners. */
+  static MiniDFSCluster start(Configuration conf, int n) throws IOException {
+    Configuration[] overlays = new Configuration[n];
+    for (int i = 0; i < n; i++) {
+      overlays[i] = new Configuration(false);
+      overlays[i].set("dfs.datanode.address", "127.0.0.1:" + freePortPair());
+      overlays[i].set("dfs.datanode.http.address", "127.0.0.1:0");
+      overlays[i].set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    }
+    MiniDFSCluster c = new MiniDFSCluster.Builder(conf).numDataNodes(n)
+        .checkDataNodeAddrConfig(true).dataNodeConfOverlays(overlays).build();
+    c.waitActive();
+    return c;
+  }
+
+  /** A free port p with p + OFFSET free too. */
+  static int freePortPair() throws IOException {
+    InetAddress lo = InetAddress.getLoopbackAddress();
+    for (int attempt = 0; attempt < 100; attempt++) {
+      try (ServerSocket a = new ServerSocket(0, 1, lo)) {
+        int p = a.getLocalPort();
+        if (p + OFFSET > 65535) {
+          continue;
+        }
+        try (ServerSocket b = new ServerSocket(p + OFFSET, 1, lo)) {
+          return p;
+        } catch (IOException taken) {
+          // try another
+        }
+      }
+    }
+    throw new IOException("no free port pair (p, p + " + OFFSET + ") on " + lo);
+  }
+
+  /** The endpoint metrics of {@code dn}. */
+  static TransferMetrics metrics(DataNode dn) {
+    return TransferMetrics.server(dn.getXferAddress().getPort());
+  }
+}

@@ -23,7 +23,8 @@ import org.hadoophpc.net.Transport;
 /**
  * The client's end of a transfer stream (a DFSClient, or a DataNode writing to its pipeline
  * mirror). Upstream bytes go as DATA requests, at most {@code window} not yet consumed by the
- * DataNode; downstream bytes arrive as answers to the PULL requests it keeps parked there.
+ * DataNode; downstream bytes arrive as answers to the PULL requests it keeps parked there,
+ * each PULL going back once the bytes of its answer were read.
  */
 final class ClientPipe extends Pipe {
   private final BufferPool pool;
@@ -233,10 +234,8 @@ final class ClientPipe extends Pipe {
     switch (type) {
       case TransferWire.DATA:
         a.position(a.position() + TransferWire.ANSWER_HEADER);
-        if (arrived(answer)) {
-          pull();
-        }
-        break;
+        arrived(answer); // its PULL goes back once the bytes are read: a slow reader holds
+        break;           // the DataNode's writer (back-pressure, the stock write timeout)
       case TransferWire.EMPTY:
         answer.release();
         if (!isClosed() && !isEnded()) {
@@ -251,6 +250,16 @@ final class ClientPipe extends Pipe {
       default:
         answer.release();
         lost(new IOException(remoteAddress() + " sent an answer of unknown type " + type));
+    }
+  }
+
+  @Override
+  protected void consumed(int n) {
+    if (isClosed() || isEnded()) {
+      return;
+    }
+    for (int i = 0; i < n; i++) {
+      pull();
     }
   }
 

@@ -4,8 +4,11 @@
 package org.hadoophpc.hdfs.transfer;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -24,9 +27,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Serves HDFS DataTransfer over the hpc transport next to TCP ({@code dfs.datanode.plugins}):
- * a second stock {@code DataXceiverServer} over a {@link TransferPeerServer}, listening on the
- * DataNode's transfer address at port + {@code dfs.hpc.datatransfer.port.offset}, so block
- * reads, writes, checksums, tokens and SASL run through HDFS's own code. Pipeline mirrors from
+ * the DataNode's own stock {@code DataXceiverServer} accepts from a {@link TransferPeerServer}
+ * that joins its TCP connections and the transport's streams (listening on the DataNode's
+ * transfer address at port + {@code dfs.hpc.datatransfer.port.offset}), so block reads,
+ * writes, checksums, tokens, SASL, xceiver limits and restart OOB acks are HDFS's own code. Pipeline mirrors from
  * this DataNode use the transport too ({@link RdmaSocketFactory} on its transport). Started
  * after the stock servers; a failure here leaves TCP serving and logs why.
  */
@@ -73,18 +77,27 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
       InetSocketAddress at = new InetSocketAddress(xfer.getAddress(),
           tc.endpointPort(xfer.getPort()));
       peers = new TransferPeerServer(tc.acceptQueue, transport.name() + "://" + at);
-      handler = new TransferHandler(transport.bufferPool(), tc, metrics, peers, xfer);
-      listener = transport.listen(at, handler);
       timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "hpc transfer timer " + xfer.getPort());
         t.setDaemon(true);
         return t;
       });
-      timer.scheduleWithFixedDelay(handler::tick, tc.parkMaxMs / 2, tc.parkMaxMs / 2,
-          TimeUnit.MILLISECONDS);
-      Runnable server = HpcDataNodeBridge.newXceiverServer(peers, conf, dn);
-      peers.onClose(this::closeTransport);
-      HpcDataNodeBridge.startXceiverDaemon(dn, server);
+      handler = new TransferHandler(transport.bufferPool(), tc, metrics, peers, xfer, timer);
+      // The stock server closes its PeerServer, then sends restart OOB acks and closes its
+      // peers (within 2 s): the transport those streams use goes a little later.
+      peers.onClose(() -> {
+        try {
+          timer.schedule(this::closeTransport, 3, TimeUnit.SECONDS);
+        } catch (RejectedExecutionException e) {
+          closeTransport();
+        }
+      });
+      if (!HpcDataNodeBridge.interposePeerServer(dn,
+          stock -> peers.joining(stock, "hpc transfer tcp acceptor " + xfer.getPort()))) {
+        throw new IOException("this Hadoop's DataXceiverServer has no peerServer field");
+      }
+      wakeStockServer(xfer);
+      listener = transport.listen(at, handler);
     } catch (IOException | RuntimeException e) {
       LOG.error("HDFS DataTransfer stays on TCP: {}", e.getMessage());
       closeTransport();
@@ -97,6 +110,22 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
         + "{}, strict={}", transport.name(), listener.address(), xfer.getPort(),
         stockFactory != null ? "over the transport" : "over TCP (no DataNode.socketFactory)",
         tc.strict);
+  }
+
+  /**
+   * The stock server waits in the old TCP accept until one more connection comes: make it come,
+   * so transport streams are served at once. It closes at once: the xceiver sees end of stream
+   * before an operation, the benign case it logs at DEBUG.
+   */
+  private static void wakeStockServer(InetSocketAddress xfer) {
+    InetSocketAddress to = xfer.getAddress().isAnyLocalAddress()
+        ? new InetSocketAddress(InetAddress.getLoopbackAddress(), xfer.getPort()) : xfer;
+    try (Socket s = new Socket()) {
+      s.connect(to, 5000);
+    } catch (IOException e) {
+      LOG.warn("could not wake the DataNode's transfer server at {}: {}; transport streams are "
+          + "served from its next TCP connection on", to, e.toString());
+    }
   }
 
   /**
@@ -131,14 +160,12 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
     if (listener != null) {
       listener.close(); // new streams are refused: clients use TCP; the port is free again
     }
-    if (peers != null) {
-      peers.close(); // the xceiver server's loop ends once the DataNode stops running
-    }
+    // the stock server closes the PeerServer (TCP and transport) when the DataNode stops
   }
 
   private synchronized void closeTransport() {
     if (timer != null) {
-      timer.shutdownNow();
+      timer.shutdown();
     }
     if (handler != null) {
       handler.closeAll();

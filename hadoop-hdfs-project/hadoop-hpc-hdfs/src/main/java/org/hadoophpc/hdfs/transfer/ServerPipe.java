@@ -34,6 +34,7 @@ final class ServerPipe extends Pipe {
   private boolean creditOwed;
   private boolean finPending;
   private volatile long closedAt;
+  private boolean peerGone;
 
   ServerPipe(Connection connection, BufferPool pool, TransferMetrics metrics, int chunk,
       int window, long parkMaxMs) {
@@ -211,12 +212,16 @@ final class ServerPipe extends Pipe {
 
   @Override
   synchronized boolean writable() {
-    return !parked.isEmpty() || closed || failure() != null;
+    return !parked.isEmpty() || closed || peerGone || failure() != null;
   }
 
   private void checkOpen() throws IOException {
     if (closed) {
       throw new IOException("write to a closed transfer stream from " + remoteAddress());
+    }
+    if (peerGone) {
+      throw new IOException("Connection reset: the transfer stream to " + remoteAddress()
+          + " was closed by the client");
     }
     IOException f = failure();
     if (f != null) {
@@ -248,6 +253,7 @@ final class ServerPipe extends Pipe {
     synchronized (this) {
       parked.clear();
       parkedSince.clear();
+      peerGone = true;
     }
     ended();
   }

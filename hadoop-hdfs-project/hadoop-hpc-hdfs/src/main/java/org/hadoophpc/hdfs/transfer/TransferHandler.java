@@ -8,6 +8,8 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
@@ -33,12 +35,14 @@ final class TransferHandler implements RequestHandler {
   private final Map<Connection, ServerPipe> pipes = new ConcurrentHashMap<>();
 
   TransferHandler(BufferPool pool, TransferConf conf, TransferMetrics metrics,
-      TransferPeerServer peers, InetSocketAddress local) {
+      TransferPeerServer peers, InetSocketAddress local, ScheduledExecutorService timer) {
     this.pool = pool;
     this.conf = conf;
     this.metrics = metrics;
     this.peers = peers;
     this.local = local;
+    long every = Math.max(50, conf.parkMaxMs / 2);
+    timer.scheduleWithFixedDelay(this::tick, every, every, TimeUnit.MILLISECONDS);
   }
 
   @Override

@@ -1,24 +1,25 @@
 /*
  * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
  */
-// Why this class is in Hadoop's package: hadoop-hpc needs four package-private things of the
+// Why this class is in Hadoop's package: hadoop-hpc needs three package-private things of the
 // DataNode. DataNode.join(), which waits until a DataNode has stopped serving every block pool
 // (hadoop-hpc's DataNode entry point org.hadoophpc.hdfs.hhh.HpcDataNode creates the DataNode
 // itself to hand it the configuration its HHH mode prepared); and, for HDFS DataTransfer over
-// the hpc transport, the DataXceiverServer class and constructor (a second stock server over
-// our PeerServer), DataNode.threadGroup (its xceivers run and are interrupted with the stock
-// ones) and the private DataNode.socketFactory, read only by DataNode.newSocket() (pipeline
-// mirrors, re-replication, replaceBlock proxies). This is the only class hadoop-hpc puts in
+// the hpc transport, the private DataXceiverServer.peerServer of the package-private
+// DataXceiverServer (the stock server then accepts transport streams too) and the private
+// DataNode.socketFactory, read only by DataNode.newSocket() (pipeline mirrors,
+// re-replication, replaceBlock proxies). This is the only class hadoop-hpc puts in
 // org.apache.hadoop.hdfs.server.datanode; HhhModesIT and TransferSmokeIT cover it.
 package org.apache.hadoop.hdfs.server.datanode;
 
 import java.lang.reflect.Field;
 
+import java.lang.invoke.VarHandle;
+import java.util.function.UnaryOperator;
+
 import javax.net.SocketFactory;
 
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.net.PeerServer;
-import org.apache.hadoop.util.Daemon;
 
 /** Reaches package-private parts of the DataNode. */
 public final class HpcDataNodeBridge {
@@ -31,31 +32,26 @@ public final class HpcDataNodeBridge {
   }
 
   /**
-   * A stock {@code DataXceiverServer} over {@code peers}, sharing the stock server's throttlers
-   * (so configured bandwidth limits hold for both), as a Runnable: its accept loop.
+   * Replaces the stock {@code DataXceiverServer}'s PeerServer with {@code wrap(stock)}, so one
+   * stock server (its xceiver count and limit, OOB acks before a restart, evictWriters,
+   * reconfiguration, balancer throttling) serves streams from both. The server reads the
+   * field at each accept: the new one is used from the next accepted connection on. False when
+   * this Hadoop has no such field (nothing changed).
    */
-  public static Runnable newXceiverServer(PeerServer peers, Configuration conf, DataNode dn) {
-    DataXceiverServer ours = new DataXceiverServer(peers, conf, dn);
-    DataXceiverServer stock = dn.getXferServer();
-    if (stock != null) {
-      ours.setTransferThrottler(stock.getTransferThrottler());
-      ours.setWriteThrottler(stock.getWriteThrottler());
-      ours.setReadThrottler(stock.getReadThrottler());
+  public static boolean interposePeerServer(DataNode dn, UnaryOperator<PeerServer> wrap) {
+    DataXceiverServer xs = dn.getXferServer();
+    if (xs == null) {
+      return false;
     }
-    return ours;
-  }
-
-  /** Starts {@code r} as a daemon in the DataNode's xceiver thread group. */
-  public static Thread startXceiverDaemon(DataNode dn, Runnable r) {
-    Daemon d = new Daemon(dn.threadGroup, r);
-    d.setName("hpc transfer xceiver server " + dn.getXferAddress());
-    d.start();
-    return d;
-  }
-
-  /** Whether the DataNode still runs (its accept loops keep going while true). */
-  public static boolean shouldRun(DataNode dn) {
-    return dn.shouldRun;
+    try {
+      Field f = DataXceiverServer.class.getDeclaredField("peerServer");
+      f.setAccessible(true);
+      f.set(xs, wrap.apply((PeerServer) f.get(xs)));
+      VarHandle.fullFence();
+      return true;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return false;
+    }
   }
 
   /**

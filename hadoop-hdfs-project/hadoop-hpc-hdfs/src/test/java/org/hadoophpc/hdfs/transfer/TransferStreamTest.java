@@ -1,0 +1,256 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.DataInputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.io.RandomAccessFile;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.net.Peer;
+import org.apache.hadoop.net.NetUtils;
+import org.apache.hadoop.net.SocketInputStream;
+import org.hadoophpc.net.Listener;
+import org.hadoophpc.net.Transport;
+import org.hadoophpc.net.TransportFactory;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The transfer stream under Hadoop's own stream classes, over the tcp transport: a client
+ * {@link TransferSocket} through {@code NetUtils}' stock {@code SocketInputStream} /
+ * {@code SocketOutputStream}, the DataNode's {@link TransferPeer} from a
+ * {@link TransferPeerServer}. What DataStreamer, BlockReaderRemote and DataXceiver rely on.
+ */
+class TransferStreamTest {
+  private static final int IO_TIMEOUT_MS = 900;
+
+  private Transport server;
+  private Transport clientTransport;
+  private Listener listener;
+  private TransferPeerServer peers;
+  private TransferHandler handler;
+  private TransferClient client;
+  private InetSocketAddress at;
+  private ScheduledExecutorService timer;
+  private final TransferMetrics serverMetrics = TransferMetrics.of("stream-test-server");
+
+  @BeforeEach
+  void setUp() throws IOException {
+    Configuration conf = new Configuration(false);
+    conf.set("hadoop.hpc.transport", "tcp");
+    conf.set("hadoop.hpc.transport.io.timeout", IO_TIMEOUT_MS + "ms");
+    conf.setBoolean(TransferConf.STRICT_KEY, true);
+    TransferConf tc = TransferConf.from(conf);
+    server = TransportFactory.create(conf);
+    peers = new TransferPeerServer(4, "test");
+    timer = Executors.newSingleThreadScheduledExecutor();
+    handler = new TransferHandler(server.bufferPool(), tc, serverMetrics, peers,
+        new InetSocketAddress("127.0.0.1", 1), timer);
+    listener = server.listen(new InetSocketAddress("127.0.0.1", 0), handler);
+    at = listener.address();
+    clientTransport = TransportFactory.create(conf);
+    client = new TransferClient(tc, clientTransport, null, TransferMetrics.of("stream-test"),
+        TransferMetrics.Role.CLIENT);
+  }
+
+  @AfterEach
+  void tearDown() throws IOException {
+    listener.close();
+    handler.closeAll();
+    timer.shutdownNow();
+    server.close();
+    clientTransport.close();
+  }
+
+  private Socket connect() throws IOException {
+    Socket s = new RdmaSocketFactory(client).createSocket();
+    NetUtils.connect(s, at, 5000);
+    return s;
+  }
+
+  private Peer accept() throws IOException {
+    Peer p = peers.accept();
+    p.setReadTimeout(10_000); // as DataXceiver does: no wait here is unbounded
+    p.setWriteTimeout(10_000);
+    return p;
+  }
+
+  @Test
+  void bytesCrossBothWaysUnchangedThroughHadoopsStreams() throws Exception {
+    byte[] up = new byte[3 * 1024 * 1024 + 17];
+    byte[] down = new byte[2 * 1024 * 1024 + 5];
+    new Random(1).nextBytes(up);
+    new Random(2).nextBytes(down);
+    try (Socket s = connect()) {
+      assertTrue(s.getChannel() instanceof TransferChannel, "stream over the transport");
+      Peer p = accept();
+      OutputStream out = NetUtils.getOutputStream(s, 5000);
+      InputStream in = NetUtils.getInputStream(s, 5000);
+      CompletableFuture<byte[]> got = CompletableFuture.supplyAsync(() -> {
+        try {
+          byte[] b = new byte[up.length];
+          new DataInputStream(p.getInputStream()).readFully(b);
+          p.getOutputStream().write(down);
+          return b;
+        } catch (IOException e) {
+          throw new RuntimeException(e);
+        }
+      });
+      for (int off = 0; off < up.length; off += 65536) {
+        out.write(up, off, Math.min(65536, up.length - off));
+      }
+      byte[] back = new byte[down.length];
+      new DataInputStream(in).readFully(back);
+      assertArrayEquals(up, got.get(30, TimeUnit.SECONDS));
+      assertArrayEquals(down, back);
+      p.close();
+      assertEquals(-1, in.read(), "the DataNode closed: end of stream after its bytes");
+    }
+  }
+
+  @Test
+  void aBlockFileIsSentStraightFromTheFile(@TempDir File dir) throws Exception {
+    byte[] data = new byte[5 * 128 * 1024 + 333];
+    new Random(3).nextBytes(data);
+    File f = new File(dir, "blk");
+    Files.write(f.toPath(), data);
+    try (Socket s = connect(); RandomAccessFile raf = new RandomAccessFile(f, "r")) {
+      Peer p = accept();
+      FileChannel ch = raf.getChannel();
+      CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
+        try {
+          ((TransferOutputStream) p.getOutputStream()).transferToFully(ch, 100, data.length - 100);
+        } catch (IOException e) {
+          throw new RuntimeException(e);
+        }
+      });
+      byte[] back = new byte[data.length - 100];
+      ByteBuffer direct = ByteBuffer.allocateDirect(back.length);
+      SocketInputStream in = new SocketInputStream(s.getChannel(), 5000); // as NioInetPeer
+      while (direct.hasRemaining()) {
+        assertTrue(in.read(direct) >= 0);
+      }
+      direct.flip().get(back);
+      sent.get(30, TimeUnit.SECONDS);
+      byte[] want = new byte[back.length];
+      System.arraycopy(data, 100, want, 0, want.length);
+      assertArrayEquals(want, back);
+    }
+  }
+
+  @Test
+  void readTimeoutIsHadoopsSocketTimeout() throws Exception {
+    try (Socket s = connect()) {
+      accept();
+      InputStream in = NetUtils.getInputStream(s, 300);
+      assertThrows(SocketTimeoutException.class, in::read);
+    }
+  }
+
+  @Test
+  void anIdleStreamOutlivesTheTransportsIoTimeout() throws Exception {
+    try (Socket s = connect()) {
+      Peer p = accept();
+      Thread.sleep(3L * IO_TIMEOUT_MS); // parked PULLs are answered and re-posted meanwhile
+      assertTrue(s.getChannel().isOpen());
+      p.getOutputStream().write(new byte[] {7, 8, 9});
+      InputStream in = NetUtils.getInputStream(s, 5000);
+      assertEquals(7, in.read());
+      NetUtils.getOutputStream(s, 5000).write(42);
+      assertEquals(42, p.getInputStream().read());
+    }
+  }
+
+  @Test
+  void theClientClosingIsEndOfStreamForTheDataNode() throws Exception {
+    Peer p;
+    try (Socket s = connect()) {
+      p = accept();
+      NetUtils.getOutputStream(s, 5000).write(1);
+      assertEquals(1, p.getInputStream().read());
+    }
+    assertEquals(-1, p.getInputStream().read());
+    assertThrows(IOException.class, () -> p.getOutputStream().write(new byte[] {1}),
+        "a write to a client that left fails at once");
+  }
+
+  @Test
+  void anInterruptedReadRaisesInterruptedIoException() throws Exception {
+    try (Socket s = connect()) {
+      accept();
+      InputStream in = NetUtils.getInputStream(s, 10_000);
+      Thread reader = Thread.currentThread();
+      CompletableFuture.runAsync(() -> {
+        sleep(300);
+        reader.interrupt();
+      });
+      assertThrows(InterruptedIOException.class, in::read);
+      assertTrue(Thread.interrupted());
+    }
+  }
+
+  @Test
+  void manyShortWaitsReuseHadoopsSelectorsCleanly() throws Exception {
+    try (Socket s = connect()) {
+      Peer p = accept();
+      InputStream in = NetUtils.getInputStream(s, 5000);
+      OutputStream out = NetUtils.getOutputStream(s, 5000);
+      p.setReadTimeout(5000);
+      for (int i = 0; i < 2000; i++) {
+        out.write(i & 0x7f);
+        assertEquals(i & 0x7f, p.getInputStream().read());
+        p.getOutputStream().write(i & 0x3f);
+        assertEquals(i & 0x3f, in.read());
+      }
+    }
+  }
+
+  @Test
+  void strictRefusesAnEndpointThatIsNotAnHdfsTransferService() throws Exception {
+    try (Listener other = server.listen(new InetSocketAddress("127.0.0.1", 0),
+        (c, req, responder) -> {
+          req.release();
+          responder.fail(9, "shuffle here");
+        })) {
+      Socket s = new RdmaSocketFactory(client).createSocket();
+      ConnectException e = assertThrows(ConnectException.class,
+          () -> NetUtils.connect(s, other.address(), 5000));
+      assertTrue(e.getMessage().contains(TransferConf.STRICT_KEY), e.getMessage());
+      assertFalse(s.isConnected());
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -113,11 +113,27 @@ count -1
 exit "${rc}"
 EOF
 # java stand-in: a daemon sleeps (carrying its -D marker) until TERM; "namenode -format"
-# succeeds; the DataNode of FAKE_FAIL_NODE dies at once with an error in its .out file.
+# succeeds; the DataNode of FAKE_FAIL_NODE dies at once with an error in its .out file;
+# checknative reports an RDMA device on hw1 only and fails on FAKE_NATIVE_FAIL_NODE.
 cat >"${tmp}/java/bin/java" <<'EOF'
 #!/usr/bin/env bash
 for a in "$@"; do
   [[ "${a}" == "-format" ]] && { echo "formatted"; exit 0; }
+  if [[ "${a}" == org.hadoophpc.nativeio.CheckNative ]]; then
+    [[ "${HADOOP_HPC_NODE:-}" == "${FAKE_NATIVE_FAIL_NODE:-none}" ]] &&
+      { echo "Error: could not find or load main class"; exit 1; }
+    echo "hadoop-hpc native library checking:"
+    echo "hpcnative:    true  /opt/lib/native/libhpcnative.so (version 0.1.0, abi 5)"
+    if [[ "${HADOOP_HPC_NODE:-}" == hw1 ]]; then
+      echo "rdma:         true  1 device(s)"
+      echo "              mlx5_0 port 1 ACTIVE InfiniBand fw 20.1"
+      echo "              mlx5_0 port 2 DOWN InfiniBand fw 20.1"
+    else
+      echo "rdma:         false no RDMA devices found: /sys/class/infiniband is empty or missing; load an HCA driver"
+    fi
+    echo "liblustreapi: false liblustreapi not found (dlopen liblustreapi.so.1: no such file): Lustre layout features use plain POSIX behaviour"
+    exit 0
+  fi
 done
 if [[ "$*" == *-Dproc_datanode* && "${HADOOP_HPC_NODE:-}" == "${FAKE_FAIL_NODE:-none}" ]]; then
   echo "java.io.IOException: fake disk failure on ${HADOOP_HPC_NODE}"
@@ -279,9 +295,17 @@ printf 'hm\nhw1\nhw2\nhw3\nhw4\n' >"${tmp}/hosts5"
 "${cluster}" configure --hosts "${tmp}/hosts5" --conf-dir "${tmp}/c5" --local-dir "${tmp}/local" \
   --min-workers 2 >/dev/null
 export FAKE_FAIL_NODE=hw2 SSH_DOWN=hw3 HADOOP_SSH_PARALLEL=2
-out=$("${cluster}" start --conf-dir "${tmp}/c5" --no-wait 2>&1)
+out=$(FAKE_NATIVE_FAIL_NODE=hw4 "${cluster}" start --conf-dir "${tmp}/c5" --no-wait 2>&1)
 rc=$?
 assert_eq "start succeeds with 2 of 4 workers (--min-workers 2)" 0 "${rc}"
+assert_contains "checknative of the master on one line" \
+  "hm                   native  hpcnative true (version 0.1.0), rdma false (no RDMA devices found: /sys/class/infiniband is empty or missing), liblustreapi false (liblustreapi not found)" "${out}"
+assert_contains "checknative names a host's RDMA devices" \
+  "hw1                  native  hpcnative true (version 0.1.0), rdma true (1 device(s): mlx5_0), liblustreapi false" "${out}"
+assert_contains "checknative on a worker whose DataNode failed" "hw2                  native  hpcnative true" "${out}"
+assert_contains "no checknative on an unreachable host" "hw3                  native" "${out}" absent
+assert_contains "a failed checknative is reported, not fatal" \
+  "hw4                  native  checknative failed (exit 1): Error: could not find or load main class" "${out}"
 assert_contains "master reported" "hm                   master  ok      namenode pid" "${out}"
 assert_contains "good worker reported" "hw1                  worker  ok      datanode pid" "${out}"
 assert_contains "failed worker reported" "hw2                  worker  FAILED" "${out}"
@@ -305,6 +329,12 @@ assert_contains "live worker" "hw4                  worker  ok      datanode pid
 assert_contains "partly dead worker" "hw2                  worker  PARTIAL" "${out}"
 assert_contains "unreachable worker" "hw3                  worker  UNREACHABLE" "${out}"
 assert_contains "summary lists the dead" "live workers: 2/4 (need 2); not live: hw2 hw3" "${out}"
+assert_contains "per daemon: the DataNode of hw2 is down, its NodeManager runs (no master answers here)" \
+  "workers' daemons: datanode 2/4 running (0 registered), nodemanager 3/4 running (0 registered)" "${out}"
+out=$(SSH_DOWN=hw3 "${cluster}" checknative --conf-dir "${tmp}/c5" 2>&1)
+assert_eq "checknative alone" 0 "$?"
+assert_eq "one line per reachable host" "hm hw1 hw2 hw4" \
+  "$(words "$(sed -n 's/^  \([a-z0-9]*\) *native  hpcnative true.*/\1/p' <<<"${out}")")"
 HADOOP_HPC_NODE=hw4 "${HADOOP_HOME}/bin/yarn" --config "${tmp}/c5" --daemon stop nodemanager >/dev/null
 out=$("${cluster}" status --conf-dir "${tmp}/c5" 2>&1)
 assert_eq "below --min-workers is 1" 1 "$?"

@@ -8,10 +8,13 @@
 # once in a directory all of them share, as on a cluster's shared file system. The cluster is
 # configured and started by sbin/hpc-cluster.sh on the master, exactly as a user would, and
 # reaches the workers over ssh. Runs TeraGen -> TeraSort (hpc shuffle, strict) -> TeraValidate
-# and proves from the job's counters and task hosts that shuffle bytes crossed hosts; then
-# kills every process of one worker host during the shuffle of a second TeraSort: the job
-# re-runs the lost maps and succeeds with the same output, and `hpc-cluster.sh status` names
-# the dead host. Then, on the same hosts, a real Slurm (munge, slurmctld on the master, a
+# and proves from the job's counters and task hosts that shuffle bytes crossed hosts; TestDFSIO
+# writes and reads with replication 3 (fsck: every block on the 3 worker hosts); then kills
+# every process of one worker host during the shuffle of a second TeraSort: the job re-runs
+# the lost maps and succeeds with the same output, and `hpc-cluster.sh status` and `start`
+# name the dead host; the host comes back (`start`), and another is killed in the middle of an
+# HDFS write with replication 3: the write succeeds (pipeline recovery) with the source's
+# content. `start` prints what checknative found on each host. Then, on the same hosts, a real Slurm (munge, slurmctld on the master, a
 # slurmd on every host): sbatch of the shipped example batch script, in which sbin/hpc-slurm.sh
 # starts a cluster on the allocation and runs TeraSort + TeraValidate; and the launcher on a
 # PBS node file, stopped by SIGTERM (as qdel does) while its command runs; and a Slurm job
@@ -367,6 +370,13 @@ printf '%s\n' "${out}" | sed 's/^/    /'
 [[ ${rc} -eq 0 ]] && grep -q 'cluster ready: master node0, 3/3 workers' <<<"${out}" &&
   pass "hpc-cluster.sh start: master and 3/3 workers ready" ||
   die "hpc-cluster.sh start failed (logs: ${work}/conf/logs/<host>)"
+native=0
+for node in "${NODES[@]}"; do
+  grep -qE "^  ${node} +native +hpcnative (true|false) .*, rdma (true|false).*, liblustreapi (true|false)" <<<"${out}" &&
+    native=$((native + 1))
+done
+[[ ${native} -eq ${#NODES[@]} ]] && pass "start: a checknative line for each of the ${#NODES[@]} hosts" ||
+  fail "start: a checknative line for each host (${native} of ${#NODES[@]})"
 out=$(on "${MASTER}" "${H}/sbin/hpc-cluster.sh" status --conf-dir "${CONF}" 2>&1)
 rc=$?
 [[ ${rc} -eq 0 ]] && grep -q 'live workers: 3/3' <<<"${out}" &&
@@ -382,6 +392,49 @@ done
 ## guards against) fails the lane after JOB_TIMEOUT seconds instead of holding it.
 hadoop() {
   on_timeout=${JOB_TIMEOUT} on "${MASTER}" "${H}/bin/hadoop" --config "${CONF}" "$@"
+}
+## hdfs ARGS...: bin/hdfs on the master, bounded like hadoop.
+hdfs() {
+  on_timeout=${JOB_TIMEOUT} on "${MASTER}" "${H}/bin/hdfs" --config "${CONF}" "$@"
+}
+## cluster SUBCMD ARGS...: sbin/hpc-cluster.sh SUBCMD on the master for the lane's cluster.
+cluster() {
+  local sub=$1
+  shift
+  on_timeout=${JOB_TIMEOUT} on "${MASTER}" "${H}/sbin/hpc-cluster.sh" "${sub}" --conf-dir "${CONF}" "$@"
+}
+## shown SUBCMD ARGS...: `cluster SUBCMD ARGS`, its output printed indented and kept in OUT,
+## its exit code in RC.
+shown() {
+  OUT=$(cluster "$@" 2>&1)
+  RC=$?
+  printf '%s\n' "${OUT}" | sed 's/^/    /'
+}
+## host_of IP: the lane's host name of an address.
+host_of() {
+  local node
+  for node in "${NODES[@]}"; do
+    [[ "$(addr "${node}")" == "$1" ]] && echo "${node}"
+  done
+}
+## block_hosts FSCK_OUTPUT: for each block fsck listed, "blk_N Live_repl=R host host ...".
+block_hosts() {
+  local line ip hosts
+  while IFS= read -r line; do
+    hosts=""
+    while read -r ip; do
+      hosts+=" $(host_of "${ip}")"
+    done < <(grep -o 'DatanodeInfoWithStorage\[[0-9.]*' <<<"${line}" | sed 's/.*\[//')
+    echo "$(grep -o 'blk_[0-9]*' <<<"${line}" | head -n 1) $(grep -o 'Live_repl=[0-9]*' <<<"${line}")${hosts}"
+  done < <(grep 'Live_repl=' <<<"$1")
+}
+## status_names_dead HOST: `hpc-cluster.sh status` exits 1 and names HOST as the dead worker.
+status_names_dead() {
+  shown status
+  [[ ${RC} -eq 1 ]] && grep -qE "^  $1 +worker +UNREACHABLE" <<<"${OUT}" &&
+    grep -q "live workers: 2/3 .*not live: $1\$" <<<"${OUT}" &&
+    pass "hpc-cluster.sh status names the dead host $1 (exit 1)" ||
+    fail "hpc-cluster.sh status names the dead host $1 (exit ${RC})"
 }
 ## rest PATH: GET from the master's JobHistoryServer REST API.
 jhs() {
@@ -459,6 +512,35 @@ sum1=$(teravalidate /lane/out1 /lane/report1) && [[ -n "${sum1}" ]] &&
   pass "teravalidate: sorted, checksum ${sum1}" || fail "teravalidate /lane/out1" "${sum1}"
 sums1=$(hadoop fs -checksum '/lane/out1/part-r-*' 2>&1 | sed 's|/lane/out1/||')
 
+phase "testdfsio: write then read 3 files of 8 MB, replication 3"
+DFSIO=$(echo "${H}"/share/hadoop/mapreduce/hadoop-mapreduce-client-jobclient-*-tests.jar)
+[[ -f "${DFSIO}" ]] || die "the tarball ships no jobclient tests jar (TestDFSIO): ${DFSIO}"
+# The class itself, with the jar on HADOOP_CLASSPATH (as dev-support/bench/dfsio runs it): the
+# jar's own driver (`hadoop jar <jar> TestDFSIO`) first loads test classes of hadoop-common,
+# which the tarball does not ship, and fails.
+for op in write read; do
+  if on_timeout=${JOB_TIMEOUT} on "${MASTER}" env HADOOP_CLASSPATH="${DFSIO}" "${H}/bin/hadoop" \
+      --config "${CONF}" org.apache.hadoop.fs.TestDFSIO -Ddfs.replication=3 -"${op}" -nrFiles 3 \
+      -size 8MB -resFile "${work}/dfsio-results.txt" >"${work}/dfsio-${op}.log" 2>&1; then
+    pass "TestDFSIO -${op}"
+  else
+    fail "TestDFSIO -${op}" "$(tail -n 20 "${work}/dfsio-${op}.log")"
+  fi
+done
+echo "    TestDFSIO's results:"
+grep -E 'TestDFSIO -----|Number of files|Total MBytes|Throughput|Average IO rate|exec time' \
+  "${work}/dfsio-results.txt" 2>/dev/null | sed 's/^[[:space:]]*/      /'
+[[ $(grep -cE 'Total MBytes processed: 24(\.0)?$' "${work}/dfsio-results.txt" 2>/dev/null) -eq 2 ]] &&
+  pass "TestDFSIO wrote and read 24 MB in 3 files" || fail "TestDFSIO wrote and read 24 MB in 3 files"
+fsck=$(hdfs fsck /benchmarks/TestDFSIO/io_data -files -blocks -locations 2>&1)
+blocks=$(block_hosts "${fsck}")
+echo "    fsck /benchmarks/TestDFSIO/io_data: block, live replicas, their hosts"
+printf '%s\n' "${blocks}" | sed 's/^/      /'
+spread=$(awk '$2 == "Live_repl=3" && NF == 5 && $3 != $4 && $3 != $5 && $4 != $5' <<<"${blocks}" | wc -l)
+[[ "${spread}" -eq 3 && $(grep -c . <<<"${blocks}") -eq 3 ]] && grep -q 'is HEALTHY' <<<"${fsck}" &&
+  pass "each of the 3 files' blocks has 3 live replicas on 3 different hosts (fsck HEALTHY)" ||
+  fail "3 live replicas on 3 hosts for each TestDFSIO block" "${fsck}"
+
 phase "a worker host killed during the shuffle of a second terasort"
 log2="${work}/terasort-2.log"
 hadoop jar "${EX}" terasort "${STRICT[@]}" /lane/in /lane/out2 >"${log2}" 2>&1 &
@@ -521,27 +603,99 @@ sums2=$(hadoop fs -checksum '/lane/out2/part-r-*' 2>&1 | sed 's|/lane/out2/||')
 [[ "${sums1}" == "${sums2}" && $(grep -c '^part-r-' <<<"${sums2}") -eq 3 ]] &&
   pass "each part file byte for byte the first run's (hdfs checksums)" ||
   fail "each part file byte for byte the first run's" "${sums1}"$'\n'"${sums2}"
-out=$(on "${MASTER}" "${H}/sbin/hpc-cluster.sh" status --conf-dir "${CONF}" 2>&1)
+status_names_dead "${victim:-none}"
+
+phase "start with ${victim:-?} dead (--min-workers 2), then with ${victim:-?} back"
+shown start --min-workers 2
+[[ ${RC} -eq 0 ]] && grep -qE "^  ${victim:-none} +worker +UNREACHABLE" <<<"${OUT}" &&
+  grep -q "running without 1 worker(s): ${victim:-none}\$" <<<"${OUT}" && grep -q '^cluster ready' <<<"${OUT}" &&
+  pass "start names the dead host ${victim} and goes on with the 2 others" ||
+  fail "start names the dead host ${victim} and goes on (exit ${RC})"
+[[ -n "${victim}" ]] && start_sshd "${victim}" # the host is back (its state dir kept)
+shown start
+[[ ${RC} -eq 0 ]] && grep -qE "^  ${victim:-none} +worker +ok +datanode pid [0-9]+, nodemanager pid" <<<"${OUT}" &&
+  grep -q 'cluster ready: master node0, 3/3 workers' <<<"${OUT}" &&
+  pass "start brings ${victim}'s daemons back: 3/3 workers registered" ||
+  fail "start brings ${victim} back (exit ${RC})"
+
+phase "a worker host killed during an HDFS write (64 MB, replication 3, 32 MB blocks)"
+# the host killed here: a worker other than the first victim
+victim2=$(printf '%s\n' "${WORKERS[@]}" | grep -vx "${victim:-none}" | head -n 1)
+src="${work}/put.src"
+head -c 64M /dev/urandom >"${src}"
+src_sum=$(md5sum <"${src}" | cut -d' ' -f1)
+rm -f "${work}/put.half" "${work}/put.go"
+# The source fed 1 MB at a time; after 24 MB (in the first block) the feeder waits, for at most
+# 30 s, until the host is killed, so the kill lands mid-block whatever the machine's speed.
+{
+  for i in $(seq 0 63); do
+    dd if="${src}" bs=1M skip="${i}" count=1 status=none
+    if [[ ${i} -eq 23 ]]; then
+      touch "${work}/put.half"
+      for _ in $(seq 300); do
+        [[ -e "${work}/put.go" ]] && break
+        sleep 0.1
+      done
+    fi
+  done
+} | hadoop fs -Ddfs.blocksize=32m -Ddfs.replication=3 -put - /lane/put.bin >"${work}/put.log" 2>&1 &
+put_pid=$!
+rbw=""
+for _ in $(seq 300); do
+  kill -0 "${put_pid}" 2>/dev/null || break
+  if [[ -e "${work}/put.half" ]]; then
+    # the replica the victim is receiving, in its DataNode's rbw (replica being written) dir
+    rbw=$(find "${work}/local/${victim2}/dfs/data" -path '*/rbw/blk_*' ! -name '*.meta' -size +1M \
+      -printf '%f %s bytes\n' 2>/dev/null | head -n 1)
+    [[ -n "${rbw}" ]] && break
+  fi
+  sleep 0.1
+done
+if [[ -n "${rbw}" ]]; then
+  echo "    ${victim2} is receiving a replica: rbw/${rbw}"
+  kill_node "${victim2}" -KILL
+  pass "killed host ${victim2} with a replica of the file half written"
+else
+  fail "the write reached ${victim2} (a replica being written)" "$(tail -n 20 "${work}/put.log")"
+fi
+touch "${work}/put.go"
+wait "${put_pid}"
 rc=$?
-printf '%s\n' "${out}" | sed 's/^/    /'
-[[ ${rc} -eq 1 ]] && grep -qE "^  ${victim:-none} +worker +UNREACHABLE" <<<"${out}" &&
-  grep -q "live workers: 2/3 .*not live: ${victim:-none}" <<<"${out}" &&
-  pass "hpc-cluster.sh status names the dead host ${victim} (exit 1)" ||
-  fail "hpc-cluster.sh status names the dead host (exit ${rc})"
+echo "    the client's warnings:"
+grep -E 'WARN.*(Error Recovery|is bad|Excluding datanode|Exception in createBlockOutputStream)' "${work}/put.log" |
+  head -n 4 | sed -e 's/,DS-[0-9a-f-]*,DISK//g' -e 's/^/      /'
+[[ ${rc} -eq 0 ]] && pass "hadoop fs -put succeeded without ${victim2}" ||
+  fail "hadoop fs -put succeeded without ${victim2} (exit ${rc})" "$(tail -n 30 "${work}/put.log")"
+grep -E 'WARN' "${work}/put.log" | grep -q "$(addr "${victim2}"):" &&
+  pass "the client's log names ${victim2}'s DataNode as failed (pipeline recovery)" ||
+  fail "the client's log names ${victim2}'s DataNode" "$(grep WARN "${work}/put.log" | head -n 5)"
+put_sum=$(hadoop fs -cat /lane/put.bin | md5sum | cut -d' ' -f1)
+echo "    md5 of the source ${src_sum}, of /lane/put.bin ${put_sum}"
+[[ "${put_sum}" == "${src_sum}" ]] && pass "the file's content equals the source's (md5 ${put_sum})" ||
+  fail "the file's content equals the source's (${src_sum} vs ${put_sum})"
+fsck=$(hdfs fsck /lane/put.bin -files -blocks -locations 2>&1)
+blocks=$(block_hosts "${fsck}")
+echo "    fsck /lane/put.bin: block, live replicas, their hosts"
+printf '%s\n' "${blocks}" | sed 's/^/      /'
+grep -q '/lane/put.bin 67108864 bytes' <<<"${fsck}" && grep -q 'is HEALTHY' <<<"${fsck}" &&
+  [[ $(grep -c . <<<"${blocks}") -eq 2 ]] && ! grep -qw "${victim2}" <<<"${blocks}" &&
+  [[ $(awk 'NF >= 4' <<<"${blocks}" | wc -l) -eq 2 ]] &&
+  pass "64 MB in 2 blocks, each on the 2 live hosts (fsck HEALTHY)" ||
+  fail "64 MB in 2 blocks on the live hosts" "${fsck}"
+status_names_dead "${victim2}"
 
 phase "stop: hpc-cluster.sh stop"
-out=$(on "${MASTER}" "${H}/sbin/hpc-cluster.sh" stop --conf-dir "${CONF}" 2>&1)
-printf '%s\n' "${out}" | sed 's/^/    /'
-grep -qE "^  ${victim:-none} +worker +UNREACHABLE" <<<"${out}" &&
+shown stop
+grep -qE "^  ${victim2:-none} +worker +UNREACHABLE" <<<"${OUT}" &&
   pass "stop names the unreachable host and stops the others" ||
-  fail "stop names the unreachable host" "${out}"
+  fail "stop names the unreachable host"
 no_jvm_left "after stop"
 
 # ---------------------------------------------------------------------------------------------
 # The launcher, sbin/hpc-slurm.sh: in a real Slurm on the same hosts, then with a PBS node file
 
 phase "slurm: munge, slurmctld on ${MASTER}, slurmd on ${NODES[*]}"
-[[ -n "${victim}" ]] && start_sshd "${victim}" # the killed host comes back
+[[ -n "${victim2:-}" ]] && start_sshd "${victim2}" # the killed host comes back
 slurm_up || die "cannot start Slurm (logs: ${work}/slurm/log)"
 out=$(on "${MASTER}" sinfo -h -o '%D %T %N' 2>&1)
 echo "    sinfo: ${out}"

@@ -11,6 +11,7 @@
 #   hpc-cluster.sh status --conf-dir DIR
 #   hpc-cluster.sh stop   --conf-dir DIR
 #   hpc-cluster.sh clean  --conf-dir DIR
+#   hpc-cluster.sh checknative --conf-dir DIR
 #   hpc-cluster.sh apply-mode --mode MODE[,MODE...] --conf-dir DIR
 #
 # configure: hosts from --hosts FILE, else Slurm's SLURM_JOB_NODELIST, else PBS's PBS_NODEFILE
@@ -20,9 +21,13 @@
 # modes' properties merged in, per-node state, pid and log directories and the IB host names.
 # start: the master's daemons, then each worker's DataNode and NodeManager, at most
 # HADOOP_SSH_PARALLEL (10) hosts at a time; reports each host; succeeds when at least
-# --min-workers (default: configure's, else 90%) workers run and have registered.
-# status: each host's daemons (over ssh); 0 = master and at least --min-workers workers live,
-# 1 = less, 3 = nothing runs. stop: every daemon of every host; unreachable hosts are named.
+# --min-workers (default: configure's, else 90%) workers run and have registered; prints one
+# line per host of what `bin/hadoop checknative` found there (native library, RDMA devices,
+# liblustreapi), which never fails the start (HADOOP_HPC_CHECKNATIVE=false skips it).
+# status: each host's daemons (over ssh), how many DataNodes and NodeManagers run and how many
+# the master has registered; 0 = master and at least --min-workers workers live, 1 = less,
+# 3 = nothing runs. stop: every daemon of every host; unreachable hosts are named.
+# checknative: the start's checknative lines alone.
 # clean: removes each host's node-local state (<local dir>/<host>: HDFS blocks, NodeManager
 # local dirs, pid files) after stop; a host where a daemon still runs is left alone.
 # apply-mode: merges modes into an existing configuration directory (a copy of etc/hadoop).
@@ -48,7 +53,7 @@ JHS_ADMIN_PORT=10033
 MARKER="written by sbin/hpc-cluster.sh configure"
 
 usage() {
-  sed -n '4,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 1
 }
 
@@ -348,7 +353,7 @@ on_each() {
 
 ## report OUTDIR HOSTS ROLE [WORD]: one line per host (ok, UNREACHABLE, DEAD for exit code 3,
 ## else WORD, default FAILED) with the host's output indented under the others. Sets OK_HOSTS
-## and BAD_HOSTS.
+## and BAD_HOSTS, and adds the unreachable ones to UNREACHABLE_HOSTS.
 report() {
   local outdir=$1 hosts=$2 role=$3 word=${4:-FAILED} host rc out
   OK_HOSTS=()
@@ -361,6 +366,7 @@ report() {
       printf '  %-20s %-7s ok      %s\n' "${host}" "${role}" "$(tail -n 1 <<<"${out}")"
     elif [[ "${rc}" == "255" ]]; then
       BAD_HOSTS+=("${host}")
+      UNREACHABLE_HOSTS+=("${host}")
       printf '  %-20s %-7s UNREACHABLE (ssh exit 255)\n' "${host}" "${role}"
       indent "${out}"
     else
@@ -368,6 +374,33 @@ report() {
       [[ "${rc}" == "3" ]] && word=DEAD
       printf '  %-20s %-7s %s\n' "${host}" "${role}" "${word}"
       indent "${out}"
+    fi
+  done
+  return 0
+}
+
+## all_hosts: the master and the workers, each once.
+all_hosts() {
+  tr ' ' '\n' <<<"${MASTER} ${WORKERS}" | awk 'NF && !seen[$0]++' | tr '\n' ' '
+}
+
+## native_report OUTDIR: `checknative` on every host the cluster reached (all but the
+## UNREACHABLE_HOSTS), one line each. Only reports: a host without RDMA or Lustre still runs.
+native_report() {
+  local outdir=$1 hosts=() host rc out
+  for host in $(all_hosts); do
+    [[ " ${UNREACHABLE_HOSTS[*]} " == *" ${host} "* ]] || hosts+=("${host}")
+  done
+  [[ ${#hosts[@]} -gt 0 ]] || return 0
+  echo "Native libraries on each host (bin/hadoop checknative):"
+  on_each "${outdir}" "${hosts[*]}" node-checknative ""
+  for host in "${hosts[@]}"; do
+    rc=$(cat "${outdir}/${host}.rc" 2>/dev/null || echo 255)
+    out=$(cat "${outdir}/${host}.out" 2>/dev/null)
+    if [[ "${rc}" == "0" ]]; then
+      printf '  %-20s native  %s\n' "${host}" "${out}"
+    else
+      printf '  %-20s native  checknative failed (exit %s): %s\n' "${host}" "${rc}" "$(tail -n 1 <<<"${out}")"
     fi
   done
   return 0
@@ -420,6 +453,7 @@ cmd_start() {
   done
   load_cluster
   local nworkers need out
+  UNREACHABLE_HOSTS=()
   nworkers=$(wc -w <<<"${WORKERS}")
   min_spec=${min_spec:-${HADOOP_HPC_MIN_WORKERS:-90%}}
   need=$(hpc_min_workers "${min_spec}" "${nworkers}") || exit 1
@@ -439,6 +473,8 @@ cmd_start() {
   report "${out}/workers" "${WORKERS}" worker
   local started=${#OK_HOSTS[@]} failed=("${BAD_HOSTS[@]}")
   echo "workers started: ${started}/${nworkers} (need ${need}, --min-workers ${min_spec})"
+  # while the daemons come up; before the verdict, so a failed start shows it too
+  [[ "${HADOOP_HPC_CHECKNATIVE:-true}" == "false" ]] || native_report "${out}/native"
   if ((started < need)); then
     hpc_error "cluster not started: only ${started} of ${nworkers} workers started, ${need} needed; failed: ${failed[*]}"
     hpc_error "the daemons that did start are still running: 'hpc-cluster.sh stop --conf-dir ${HADOOP_CONF_DIR}' stops them"
@@ -463,6 +499,29 @@ cmd_start() {
   echo "use it with: ${HADOOP_HOME}/bin/hadoop --config ${HADOOP_CONF_DIR} ..."
 }
 
+## daemon_counts OUTDIR NWORKERS MASTER_OK: one line with, per worker daemon, on how many
+## workers it runs (from their node-status answers in OUTDIR) and, when the master runs, how
+## many the master has registered: a worker whose DataNode died but whose NodeManager runs
+## (or the reverse) shows in the counts.
+daemon_counts() {
+  local outdir=$1 nworkers=$2 master_ok=$3 d running registered line="" late=false
+  [[ "${master_ok}" == "true" ]] && master_view
+  for d in $(worker_daemons); do
+    running=$(grep -l -- "${d} pid [0-9]" "${outdir}"/*.out 2>/dev/null | wc -l)
+    line+="${line:+, }${d} ${running}/${nworkers} running"
+    if [[ "${master_ok}" == "true" ]]; then
+      registered=${HPC_LIVE_NM}
+      [[ "${d}" == "datanode" ]] && registered=${HPC_LIVE_DN}
+      line+=" (${registered} registered)"
+      ((registered > running)) && late=true
+    fi
+  done
+  # the master counts a daemon until its liveness timeout passes (NameNode: 10.5 min, RM: 10 min
+  # by default)
+  [[ "${late}" == "true" ]] && line+="; a daemon that died lately stays registered until the master's liveness timeout"
+  echo "workers' daemons: ${line}"
+}
+
 cmd_status() {
   [[ $# -eq 0 ]] || die "status: unknown option '$1'"
   load_cluster
@@ -480,6 +539,7 @@ cmd_status() {
   report "${out}/workers" "${WORKERS}" worker PARTIAL
   live=${#OK_HOSTS[@]}
   dead=("${BAD_HOSTS[@]}")
+  daemon_counts "${out}/workers" "${nworkers}" "${master_ok}"
   echo "live workers: ${live}/${nworkers} (need ${need})${dead[*]:+; not live: ${dead[*]}}"
   if [[ "${master_ok}" == "true" && "${live}" -ge "${need}" ]]; then
     exit 0
@@ -523,6 +583,12 @@ cmd_clean() {
   report "${out}/all" "$(tr ' ' '\n' <<<"${MASTER} ${WORKERS}" | awk '!seen[$0]++' | tr '\n' ' ')" host
   [[ ${#BAD_HOSTS[@]} -eq 0 ]] || rc=1
   exit "${rc}"
+}
+
+cmd_checknative() {
+  begin_cluster_cmd checknative "$@"
+  UNREACHABLE_HOSTS=()
+  native_report "${OUT}/native"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -599,6 +665,47 @@ node_stop() {
   return "${rc}"
 }
 
+## native_summary: `hadoop checknative`'s report (on stdin) on one line: each capability, true
+## or false, with the version / devices / library found, or the first clause of why not.
+native_summary() {
+  awk '
+    function reason(t) { sub(/; .*/, "", t); sub(/ \(.*/, "", t); return t }
+    /^(hpcnative|rdma|liblustreapi): / {
+      name = $1; sub(/:$/, "", name); ok = $2; text = $0; sub(/^[^ ]+ +[^ ]+ */, "", text)
+      order[++n] = name; state[name] = ok
+      if (ok != "true") { why[name] = reason(text); next }
+      if (name == "hpcnative") { v = text; sub(/.*\(version /, "", v); sub(/[,)].*/, "", v); why[name] = "version " v }
+      else why[name] = text
+      next
+    }
+    # a device line under rdma: its name
+    /^ +[^ ]/ && order[n] == "rdma" { d = $1; sub(/:$/, "", d); if (!seen[d]++) devs = devs (devs == "" ? "" : " ") d }
+    END {
+      if (n == 0) { print "no report (see bin/hadoop checknative on this host)"; exit 1 }
+      for (i = 1; i <= n; i++) {
+        name = order[i]; w = why[name]
+        if (name == "rdma" && state[name] == "true" && devs != "") w = w ": " devs
+        printf "%s%s %s%s", (i > 1 ? ", " : ""), name, state[name], (w == "" ? "" : " (" w ")")
+      }
+      print ""
+    }'
+}
+
+## node-checknative: this host's `hadoop checknative` on one line (bounded: a JVM that hangs is
+## reported, not waited for).
+node_checknative() {
+  local report rc
+  report=$(timeout -k 5 "${HADOOP_HPC_CHECKNATIVE_TIMEOUT:-60}" \
+    "${HADOOP_HOME}/bin/hadoop" --config "${HADOOP_CONF_DIR}" checknative 2>&1)
+  rc=$?
+  if [[ ${rc} -ne 0 ]]; then
+    echo "${report}"
+    [[ ${rc} -eq 124 ]] && echo "no answer within ${HADOOP_HPC_CHECKNATIVE_TIMEOUT:-60}s"
+    return "${rc}"
+  fi
+  native_summary <<<"${report}"
+}
+
 ## node-clean DAEMON...: removes this host's node-local state unless one of DAEMONS runs.
 node_clean() {
   local d pid dir="${HADOOP_HPC_LOCAL_DIR}/${HADOOP_HPC_NODE}"
@@ -640,7 +747,8 @@ case "${sub}" in
   stop) cmd_stop "${args[@]}" ;;
   clean) cmd_clean "${args[@]}" ;;
   apply-mode) cmd_apply_mode "${args[@]}" ;;
-  node-start|node-status|node-stop|node-clean)
+  checknative) cmd_checknative "${args[@]}" ;;
+  node-start|node-status|node-stop|node-clean|node-checknative)
     HADOOP_CONF_DIR=${OPT_CONF_DIR}
     hpc_load_env
     mkdir -p "${HADOOP_LOG_DIR}" "${HADOOP_PID_DIR}" || die "cannot create ${HADOOP_LOG_DIR} or ${HADOOP_PID_DIR}"

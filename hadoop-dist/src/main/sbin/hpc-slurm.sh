@@ -3,10 +3,11 @@
 #
 # hpc-slurm.sh: a hadoop-hpc cluster for the life of a batch job. Put it in an sbatch script
 # (or run it in an salloc shell, or a PBS job): it configures a cluster on the job's hosts,
-# formats and starts it, waits until it is ready, runs your command with HADOOP_CONF_DIR set,
-# then stops every daemon and removes the per-job scratch on each node's local disk; also when
-# the job is cancelled or reaches its time limit (SIGTERM, SIGINT, or SIGUSR1 from
-# `#SBATCH --signal=B:USR1@60`; start it with `exec` so the batch shell's signal reaches it).
+# formats and starts it, waits until it is ready, runs your command with HADOOP_CONF_DIR set
+# and stdin from /dev/null, then stops every daemon and removes the per-job scratch on each
+# node's local disk; also when the job is cancelled or reaches its time limit (SIGTERM, SIGINT,
+# or SIGUSR1 from `#SBATCH --signal=B:USR1@60`; start it with `exec` so the batch shell's
+# signal reaches it).
 #
 #   hpc-slurm.sh [--mode MODE[,MODE...]] [--job-dir DIR] [--local-dir DIR] [--hosts FILE]
 #       [--min-workers N|P%] [--ib-suffix SUFFIX | --ib-interface IF] [--keep-scratch]
@@ -24,7 +25,7 @@ set -u
 . "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)/libexec/hpc-functions.sh"
 
 usage() {
-  sed -n '4,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 1
 }
 
@@ -138,7 +139,10 @@ fi
 
 export HADOOP_HOME HADOOP_CONF_DIR="${conf}" PATH="${HADOOP_HOME}/bin:${PATH}"
 say "running: $(tr -s '\n ' '  ' <<<"$*")"
-step "$@"
+# stdin from /dev/null, said outright (bash gives a background job that too, but only without
+# job control): a command that reads stdin gets end-of-file at once instead of waiting on the
+# terminal of an salloc shell
+step "$@" </dev/null
 rc=$?
 say "the command exited with ${rc}"
 finish "${rc}"

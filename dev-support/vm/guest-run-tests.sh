@@ -17,13 +17,16 @@ launcher="${out}/lib/junit-platform-console-standalone.jar"
 # The module's classes and the library as test-rdma snapshotted them right after the host build,
 # so a rebuild on the host while the VM runs cannot pull classes from under the JVM.
 snapshot="${out}/snapshot"
-# hadoop-hpc-common, the transport, then the shuffle module (HpcShuffleHandlerVerbsTest) and
+# hadoop-hpc-common, the transport, the shuffle module (HpcShuffleHandlerVerbsTest), hdfs
+# (TransferVerbsTest) and
 # their dependencies (the snapshots first: the jars in the repository may be older)
 classpath="${snapshot}/classes:${snapshot}/test-classes:$(cat "${out}/test-classpath.txt")"
 classpath="${snapshot}/transport-classes:${snapshot}/transport-test-classes:${classpath}"
 classpath+=":$(cat "${out}/transport-test-classpath.txt")"
 classpath+=":${snapshot}/shuffle-classes:${snapshot}/shuffle-test-classes"
 classpath+=":$(cat "${out}/shuffle-test-classpath.txt")"
+classpath+=":${snapshot}/hdfs-classes:${snapshot}/hdfs-test-classes"
+classpath+=":$(cat "${out}/hdfs-test-classpath.txt")"
 java_opts=(
   # C1 only: C2's compile threads cost more than they save in a short run under TCG.
   -XX:TieredStopAtLevel=1
@@ -97,7 +100,7 @@ say "c. Java verbs tests (.*Verbs.*Test) on the guest's JRE: $(java -version 2>&
 java "${java_opts[@]}" -Dhadoop.hpc.test.require.verbs=true \
   -Dhadoop.hpc.test.verbs.device="${device}" \
   -jar "${launcher}" execute --disable-banner --disable-ansi-colors --details=tree \
-  --class-path "${classpath}" --scan-class-path="${snapshot}/test-classes:${snapshot}/transport-test-classes:${snapshot}/shuffle-test-classes" \
+  --class-path "${classpath}" --scan-class-path="${snapshot}/test-classes:${snapshot}/transport-test-classes:${snapshot}/shuffle-test-classes:${snapshot}/hdfs-test-classes" \
   --include-classname '^.*Verbs.*Test$' --reports-dir "${out}/junit" \
   >"${out}/junit.log" 2>&1
 java_rc=$?

@@ -30,17 +30,28 @@ final class ClientPipe extends Pipe {
   private final BufferPool pool;
   private final int chunk;
   private final int window;
+  private static final long LINGER_NANOS = 5_000_000_000L;
   private long sent;
+  private long acked;
   private long consumedByPeer;
   private final Completion<Buffer> onAck = new Completion<>() {
     @Override
     public void completed(Buffer answer) {
-      credit(answer.nio().getLong(8));
+      long consumed = answer.nio().getLong(8);
       answer.release();
+      synchronized (ClientPipe.this) {
+        acked++;
+        ClientPipe.this.notifyAll();
+      }
+      credit(consumed);
     }
 
     @Override
     public void failed(Throwable cause) {
+      synchronized (ClientPipe.this) {
+        acked++;
+        ClientPipe.this.notifyAll();
+      }
       lost(cause);
     }
   };
@@ -185,6 +196,7 @@ final class ClientPipe extends Pipe {
     if (!connection.request(b, onAck)) {
       synchronized (this) {
         sent--;
+        notifyAll();
       }
       src.position(src.position() - n);
       b.release();
@@ -276,8 +288,32 @@ final class ClientPipe extends Pipe {
     }
   }
 
+  /**
+   * Closes the connection once every DATA request sent has been answered (the DataNode has
+   * them: closing earlier could drop the last packet still queued in the transport, as a TCP
+   * close does not), waiting at most 5 s.
+   */
   @Override
   protected void closeConnection() {
+    long deadline = System.nanoTime() + LINGER_NANOS;
+    boolean interrupted = false;
+    synchronized (this) {
+      while (acked < sent && connection.isOpen()) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          break;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(this, left);
+        } catch (InterruptedException e) {
+          interrupted = true;
+          break;
+        }
+      }
+    }
     connection.close();
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

@@ -1,0 +1,228 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer.bench;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.HdfsConfiguration;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.hadoophpc.hdfs.transfer.RdmaDataTransferPlugin;
+import org.hadoophpc.hdfs.transfer.RdmaSocketFactory;
+import org.hadoophpc.hdfs.transfer.TransferConf;
+import org.hadoophpc.hdfs.transfer.TransferMetrics;
+
+/**
+ * HDFS micro-benchmarks in the manner of OSU HiBD's OHB: sequential write and read latency and
+ * throughput, random read latency, across file sizes, with stock DataTransfer (TCP) and
+ * hadoop-hpc's (the transport, strict) against the same DataNodes in the same run, rounds
+ * alternating. Prints RESULT lines and writes a CSV.
+ *
+ * <p>Usage: HdfsBench [--sizes 4m,16m,64m] [--rounds N] [--datanodes N] [--replication N]
+ * [--preads N] [--transport tcp|verbs] [--dir DIR] [--csv FILE]
+ */
+public final class HdfsBench {
+  private static final int OFFSET = -30000;
+
+  private HdfsBench() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    List<Long> sizes = new ArrayList<>(List.of(4L << 20, 16L << 20, 64L << 20));
+    int rounds = 5;
+    int datanodes = 3;
+    short replication = 3;
+    int preads = 200;
+    String transport = "tcp";
+    File dir = new File(System.getProperty("java.io.tmpdir"), "hdfs-bench-" + ProcessHandle
+        .current().pid());
+    File csv = null;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--sizes":
+          sizes.clear();
+          for (String s : args[++i].split(",")) {
+            sizes.add(parseSize(s));
+          }
+          break;
+        case "--rounds": rounds = Integer.parseInt(args[++i]); break;
+        case "--datanodes": datanodes = Integer.parseInt(args[++i]); break;
+        case "--replication": replication = Short.parseShort(args[++i]); break;
+        case "--preads": preads = Integer.parseInt(args[++i]); break;
+        case "--transport": transport = args[++i]; break;
+        case "--dir": dir = new File(args[++i]); break;
+        case "--csv": csv = new File(args[++i]); break;
+        default: throw new IllegalArgumentException("unknown option " + args[i]);
+      }
+    }
+    Configuration conf = new HdfsConfiguration();
+    conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, dir.getAbsolutePath());
+    conf.set("hadoop.hpc.transport", transport);
+    conf.set("dfs.datanode.plugins", RdmaDataTransferPlugin.class.getName());
+    conf.setInt(TransferConf.PORT_OFFSET_KEY, "verbs".equals(transport) ? 0 : OFFSET);
+    conf.setLong("dfs.blocksize", 128L << 20);
+    Configuration[] overlays = new Configuration[datanodes];
+    for (int i = 0; i < datanodes; i++) {
+      overlays[i] = new Configuration(false);
+      overlays[i].set("dfs.datanode.address", "127.0.0.1:" + xferPort());
+      overlays[i].set("dfs.datanode.http.address", "127.0.0.1:0");
+      overlays[i].set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    }
+    try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(datanodes)
+        .checkDataNodeAddrConfig(true).dataNodeConfOverlays(overlays).build()) {
+      cluster.waitActive();
+      Configuration stockConf = new Configuration(conf);
+      stockConf.set("dfs.client.context", "bench-stock");
+      Configuration hpcConf = new Configuration(conf);
+      hpcConf.set("dfs.client.context", "bench-hpc");
+      hpcConf.set("hadoop.rpc.socket.factory.class.ClientProtocol",
+          RdmaSocketFactory.class.getName());
+      hpcConf.setBoolean(TransferConf.STRICT_KEY, true);
+      try (FileSystem stock = FileSystem.newInstance(cluster.getURI(), stockConf);
+          FileSystem hpc = FileSystem.newInstance(cluster.getURI(), hpcConf)) {
+        run(stock, hpc, sizes, rounds, replication, preads, csv);
+      }
+      System.out.println("transfer counters: " + TransferMetrics.client());
+    }
+  }
+
+  private static void run(FileSystem stock, FileSystem hpc, List<Long> sizes, int rounds,
+      short replication, int preads, File csv) throws IOException {
+    PrintWriter out = csv == null ? null : new PrintWriter(csv, "UTF-8");
+    if (out != null) {
+      out.println("size_bytes,path,write_ms,read_ms,write_mbps,read_mbps,pread_us");
+    }
+    FileSystem[] fss = {stock, hpc};
+    String[] names = {"stock", "hpc"};
+    byte[] chunk = new byte[1 << 20];
+    new Random(7).nextBytes(chunk);
+    for (long size : sizes) {
+      double[][] w = new double[2][rounds];
+      double[][] r = new double[2][rounds];
+      double[][] p = new double[2][rounds];
+      for (int round = 0; round < rounds; round++) {
+        for (int k = 0; k < 2; k++) {
+          int which = (round % 2 == 0) ? k : 1 - k; // alternate who goes first
+          FileSystem fs = fss[which];
+          Path f = new Path("/bench/" + names[which] + "-" + size + "-" + round);
+          long t0 = System.nanoTime();
+          try (FSDataOutputStream o = fs.create(f, true, 65536, replication, 128L << 20)) {
+            for (long left = size; left > 0; left -= chunk.length) {
+              o.write(chunk, 0, (int) Math.min(chunk.length, left));
+            }
+          }
+          long t1 = System.nanoTime();
+          byte[] buf = new byte[1 << 20];
+          try (FSDataInputStream in = fs.open(f)) {
+            while (in.read(buf) > 0) {
+              // read to the end
+            }
+          }
+          long t2 = System.nanoTime();
+          Random rnd = new Random(round);
+          byte[] small = new byte[4096];
+          try (FSDataInputStream in = fs.open(f)) {
+            for (int i = 0; i < preads; i++) {
+              in.readFully(Math.floorMod(rnd.nextLong(), Math.max(1, size - small.length)),
+                  small);
+            }
+          }
+          long t3 = System.nanoTime();
+          w[which][round] = (t1 - t0) / 1e6;
+          r[which][round] = (t2 - t1) / 1e6;
+          p[which][round] = (t3 - t2) / 1e3 / preads;
+          fs.delete(f, false);
+          if (out != null) {
+            out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f%n", size, names[which],
+                w[which][round], r[which][round], mbps(size, w[which][round]),
+                mbps(size, r[which][round]), p[which][round]);
+          }
+        }
+      }
+      String s = human(size);
+      double ws = median(w[0]);
+      double wh = median(w[1]);
+      double rs = median(r[0]);
+      double rh = median(r[1]);
+      double ps = median(p[0]);
+      double ph = median(p[1]);
+      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-latency size=%s stock=%.1fms hpc=%.1fms"
+          + " ratio=%.2f%n", s, ws, wh, wh / ws);
+      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-latency size=%s stock=%.1fms hpc=%.1fms"
+          + " ratio=%.2f%n", s, rs, rh, rh / rs);
+      System.out.printf(Locale.ROOT, "RESULT hdfs-random-read-latency size=%s stock=%.1fus "
+          + "hpc=%.1fus ratio=%.2f%n", s, ps, ph, ph / ps);
+      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-throughput size=%s stock=%.1fMB/s "
+          + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, ws), mbps(size, wh), ws / wh);
+      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-throughput size=%s stock=%.1fMB/s "
+          + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, rs), mbps(size, rh), rs / rh);
+    }
+    if (out != null) {
+      out.close();
+    }
+  }
+
+  private static double mbps(long bytes, double ms) {
+    return bytes / 1e6 / (ms / 1e3);
+  }
+
+  private static double median(double[] v) {
+    double[] c = v.clone();
+    Arrays.sort(c);
+    return c.length % 2 == 1 ? c[c.length / 2] : (c[c.length / 2 - 1] + c[c.length / 2]) / 2;
+  }
+
+  private static long parseSize(String s) {
+    String t = s.trim().toLowerCase(Locale.ROOT);
+    long mult = 1;
+    if (t.endsWith("k")) {
+      mult = 1L << 10;
+    } else if (t.endsWith("m")) {
+      mult = 1L << 20;
+    } else if (t.endsWith("g")) {
+      mult = 1L << 30;
+    }
+    if (mult > 1) {
+      t = t.substring(0, t.length() - 1);
+    }
+    return Long.parseLong(t) * mult;
+  }
+
+  private static String human(long size) {
+    return size % (1L << 20) == 0 ? (size >> 20) + "m" : size % 1024 == 0 ? (size >> 10) + "k"
+        : Long.toString(size);
+  }
+
+  /** A free TCP port p whose endpoint p + OFFSET is free too. */
+  private static int xferPort() throws IOException {
+    InetAddress lo = InetAddress.getLoopbackAddress();
+    for (int i = 0; i < 100; i++) {
+      try (ServerSocket a = new ServerSocket(0, 1, lo)) {
+        int port = a.getLocalPort();
+        if (port + OFFSET < 1024) {
+          continue;
+        }
+        try (ServerSocket b = new ServerSocket(port + OFFSET, 1, lo)) {
+          return port;
+        } catch (IOException taken) {
+          // next
+        }
+      }
+    }
+    throw new IOException("no free port pair");
+  }
+}

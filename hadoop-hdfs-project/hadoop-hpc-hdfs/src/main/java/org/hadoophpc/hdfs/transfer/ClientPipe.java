@@ -34,6 +34,10 @@ final class ClientPipe extends Pipe {
   private long sent;
   private long acked;
   private long consumedByPeer;
+  private static final Object FIN_MARK = new Object();
+  private static final int MAX_EARLY = 1 << 16;
+  private final java.util.HashMap<Integer, Object> early = new java.util.HashMap<>();
+  private int nextDown;
   private final Completion<Buffer> onAck = new Completion<>() {
     @Override
     public void completed(Buffer answer) {
@@ -93,7 +97,7 @@ final class ClientPipe extends Pipe {
             "no registered memory for a HELLO to " + endpoint);
       }
       ByteBuffer b = hello.nio();
-      TransferWire.requestHeader(b, TransferWire.HELLO);
+      TransferWire.requestHeader(b, TransferWire.HELLO, 0);
       b.putInt(TransferWire.MAGIC).putShort(TransferWire.VERSION).put((byte) role.ordinal())
           .putInt(xferPort).flip();
       CompletableFuture<Buffer> f = c.request(hello);
@@ -184,15 +188,16 @@ final class ClientPipe extends Pipe {
       return 0; // registered memory is full: the selector polls again
     }
     ByteBuffer nio = b.nio();
-    TransferWire.requestHeader(nio, TransferWire.DATA);
+    int seq;
+    synchronized (this) {
+      seq = (int) sent++;
+    }
+    TransferWire.requestHeader(nio, TransferWire.DATA, seq);
     int limit = src.limit();
     src.limit(src.position() + n);
     nio.put(src);
     src.limit(limit);
     nio.flip();
-    synchronized (this) {
-      sent++;
-    }
     if (!connection.request(b, onAck)) {
       synchronized (this) {
         sent--;
@@ -226,7 +231,7 @@ final class ClientPipe extends Pipe {
       lost(new IOException("no registered memory for a PULL to " + remoteAddress()));
       return;
     }
-    TransferWire.requestHeader(b.nio(), TransferWire.PULL);
+    TransferWire.requestHeader(b.nio(), TransferWire.PULL, 0);
     b.nio().flip();
     if (!connection.request(b, onPull)) {
       b.release();
@@ -242,12 +247,13 @@ final class ClientPipe extends Pipe {
       return;
     }
     byte type = a.get(a.position());
+    int seq = TransferWire.seq(a);
     credit(a.getLong(a.position() + 8));
     switch (type) {
       case TransferWire.DATA:
         a.position(a.position() + TransferWire.ANSWER_HEADER);
-        arrived(answer); // its PULL goes back once the bytes are read: a slow reader holds
-        break;           // the DataNode's writer (back-pressure, the stock write timeout)
+        inOrder(seq, answer); // its PULL goes back once the bytes are read: a slow reader
+        break;                // holds the DataNode's writer (the stock write timeout)
       case TransferWire.EMPTY:
         answer.release();
         if (!isClosed() && !isEnded()) {
@@ -256,12 +262,42 @@ final class ClientPipe extends Pipe {
         break;
       case TransferWire.FIN:
         answer.release();
-        ended();
-        connection.close();
+        inOrder(seq, FIN_MARK);
         break;
       default:
         answer.release();
         lost(new IOException(remoteAddress() + " sent an answer of unknown type " + type));
+    }
+  }
+
+  /** Delivers downstream messages in the DataNode's order; event thread. */
+  private void inOrder(int seq, Object message) {
+    synchronized (this) {
+      if (seq - nextDown < 0 || seq - nextDown >= MAX_EARLY || early.containsKey(seq)) {
+        if (message instanceof Buffer) {
+          ((Buffer) message).release();
+        }
+        lost(new IOException(remoteAddress() + " sent message " + seq + " while " + nextDown
+            + " was next"));
+        return;
+      }
+      early.put(seq, message);
+    }
+    while (true) {
+      Object next;
+      synchronized (this) {
+        next = early.remove(nextDown);
+        if (next == null) {
+          return;
+        }
+        nextDown++;
+      }
+      if (next == FIN_MARK) {
+        ended();
+        connection.close();
+      } else {
+        arrived((Buffer) next);
+      }
     }
   }
 

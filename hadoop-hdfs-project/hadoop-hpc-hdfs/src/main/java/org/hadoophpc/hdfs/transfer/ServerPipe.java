@@ -35,6 +35,9 @@ final class ServerPipe extends Pipe {
   private boolean finPending;
   private volatile long closedAt;
   private boolean peerGone;
+  private int nextUp;
+  private int downSeq;
+  private final java.util.HashMap<Integer, Buffer> early = new java.util.HashMap<>();
 
   ServerPipe(Connection connection, BufferPool pool, TransferMetrics metrics, int chunk,
       int window, long parkMaxMs) {
@@ -46,10 +49,11 @@ final class ServerPipe extends Pipe {
   }
 
   /** A DATA request (positioned after its header); event thread. */
-  void onData(Buffer request, long requestId) {
+  void onData(Buffer request, int seq, long requestId) {
     long ack;
     synchronized (this) {
-      if (received - consumed >= window) {
+      if (received - consumed >= window || seq - nextUp < 0 || seq - nextUp >= window
+          || early.containsKey(seq)) {
         request.release();
         connection.fail(requestId, TransferError.PROTOCOL.code, "more than " + window
             + " unconsumed DATA messages");
@@ -59,22 +63,35 @@ final class ServerPipe extends Pipe {
       received++;
       ack = consumed;
       reported = Math.max(reported, ack);
+      early.put(seq, request);
     }
-    arrived(request);
-    answer(requestId, TransferWire.ACK, ack);
+    while (true) { // in the client's order: a transport may deliver a later message first
+      Buffer next;
+      synchronized (this) {
+        next = early.remove(nextUp);
+        if (next == null) {
+          break;
+        }
+        nextUp++;
+      }
+      arrived(next);
+    }
+    answer(requestId, TransferWire.ACK, -1, ack);
   }
 
   /** A PULL request; event thread. */
   void onPull(long requestId) {
     byte type = 0;
     long ack;
+    int seq = -1;
     synchronized (this) {
       ack = consumed;
       if (finPending || closed) {
         type = TransferWire.FIN;
         finPending = false;
+        seq = downSeq++;
       } else if (creditOwed) {
-        type = TransferWire.EMPTY;
+        type = TransferWire.EMPTY; // numbered -1: only DATA and FIN are ordered
         creditOwed = false;
         reported = ack;
       } else {
@@ -83,7 +100,7 @@ final class ServerPipe extends Pipe {
       }
     }
     if (type != 0) {
-      answer(requestId, type, ack);
+      answer(requestId, type, seq, ack);
     } else {
       signal();
     }
@@ -108,7 +125,7 @@ final class ServerPipe extends Pipe {
       }
     }
     if (id >= 0) {
-      answer(id, TransferWire.EMPTY, ack);
+      answer(id, TransferWire.EMPTY, -1, ack);
     }
   }
 
@@ -125,6 +142,7 @@ final class ServerPipe extends Pipe {
     n = Math.min(n, Math.min(src.remaining(), chunk));
     long id;
     long ack;
+    int seq;
     synchronized (this) {
       checkOpen();
       if (parked.isEmpty()) {
@@ -135,9 +153,10 @@ final class ServerPipe extends Pipe {
       parkedSince.poll();
       ack = consumed;
       reported = ack;
+      seq = downSeq++;
     }
     ByteBuffer nio = b.nio();
-    TransferWire.answerHeader(nio, TransferWire.DATA, ack);
+    TransferWire.answerHeader(nio, TransferWire.DATA, seq, ack);
     int limit = src.limit();
     src.limit(src.position() + n);
     nio.put(src);
@@ -161,6 +180,7 @@ final class ServerPipe extends Pipe {
       Buffer b = null;
       long id = -1;
       long ack = 0;
+      int seq = -1;
       synchronized (this) {
         checkOpen();
         if (!parked.isEmpty()) {
@@ -170,6 +190,7 @@ final class ServerPipe extends Pipe {
             parkedSince.poll();
             ack = consumed;
             reported = ack;
+            seq = downSeq++;
           }
         }
       }
@@ -178,7 +199,7 @@ final class ServerPipe extends Pipe {
         continue;
       }
       ByteBuffer nio = b.nio();
-      TransferWire.answerHeader(nio, TransferWire.DATA, ack);
+      TransferWire.answerHeader(nio, TransferWire.DATA, seq, ack);
       nio.limit(Math.min(nio.capacity(), TransferWire.ANSWER_HEADER + Math.min(left, chunk)));
       try {
         while (nio.hasRemaining()) {
@@ -189,9 +210,9 @@ final class ServerPipe extends Pipe {
           }
         }
       } catch (IOException | RuntimeException e) {
-        // the PULL is answered EMPTY so the client's place is not lost; the stream fails anyway
+        // answered as an empty DATA (keeps the numbering); the stream fails anyway
         nio.clear();
-        TransferWire.answerHeader(nio, TransferWire.EMPTY, ack);
+        TransferWire.answerHeader(nio, TransferWire.DATA, seq, ack);
         nio.flip();
         send(id, b);
         throw e;
@@ -244,7 +265,7 @@ final class ServerPipe extends Pipe {
         ack = consumed;
         reported = ack;
       }
-      answer(id, TransferWire.EMPTY, ack);
+      answer(id, TransferWire.EMPTY, -1, ack);
     }
   }
 
@@ -272,16 +293,18 @@ final class ServerPipe extends Pipe {
   protected void closeConnection() {
     closedAt = System.nanoTime();
     long id = -1;
+    int seq = -1;
     synchronized (this) {
       if (!parked.isEmpty()) {
         id = parked.poll();
         parkedSince.poll();
+        seq = downSeq++;
       } else {
         finPending = true;
       }
     }
     if (id >= 0) {
-      answer(id, TransferWire.FIN, consumed());
+      answer(id, TransferWire.FIN, seq, consumed());
     }
   }
 
@@ -289,13 +312,13 @@ final class ServerPipe extends Pipe {
     return consumed;
   }
 
-  private void answer(long id, byte type, long ack) {
+  private void answer(long id, byte type, int seq, long ack) {
     Buffer b = pool.allocate(TransferWire.ANSWER_HEADER);
     if (b == null) {
       connection.fail(id, TransferError.BUSY.code, "no registered memory for an answer");
       return;
     }
-    TransferWire.answerHeader(b.nio(), type, ack);
+    TransferWire.answerHeader(b.nio(), type, seq, ack);
     b.nio().flip();
     send(id, b);
   }

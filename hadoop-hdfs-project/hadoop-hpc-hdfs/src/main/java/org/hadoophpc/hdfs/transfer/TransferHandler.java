@@ -59,6 +59,7 @@ final class TransferHandler implements RequestHandler {
       refuse(connection, requestId, TransferError.PROTOCOL, "short request");
       return;
     }
+    int seq = TransferWire.seq(b);
     byte type = TransferWire.readRequestHeader(b);
     if (pipe == null) {
       hello(connection, request, requestId, type);
@@ -66,7 +67,7 @@ final class TransferHandler implements RequestHandler {
     }
     switch (type) {
       case TransferWire.DATA:
-        pipe.onData(request, requestId);
+        pipe.onData(request, seq, requestId);
         break;
       case TransferWire.PULL:
         request.release();
@@ -122,7 +123,7 @@ final class TransferHandler implements RequestHandler {
       return;
     }
     ByteBuffer a = ok.nio();
-    TransferWire.answerHeader(a, TransferWire.OK, 0);
+    TransferWire.answerHeader(a, TransferWire.OK, 0, 0);
     a.putInt(conf.chunk).putInt(conf.window).putInt(conf.pulls).flip();
     metrics.opened(TransferMetrics.Role.SERVER);
     connection.respond(requestId, ok);

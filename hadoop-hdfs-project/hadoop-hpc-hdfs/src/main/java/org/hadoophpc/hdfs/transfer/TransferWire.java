@@ -9,7 +9,10 @@ import java.nio.ByteBuffer;
  * The byte-stream protocol HDFS DataTransfer runs over a transport {@code Connection}, which
  * only knows requests and answers started by the client.
  *
- * <p>Requests (client to DataNode) start with an 8-byte header: type, 7 reserved bytes.
+ * <p>Requests (client to DataNode) start with an 8-byte header: type, 3 reserved bytes, a
+ * sequence number. Upstream DATA and downstream DATA/FIN messages are numbered from 0 in each
+ * direction and delivered to the reader in that order: a transport may complete a small
+ * message before a larger one sent earlier (verbs: eager vs rendezvous).
  * <ul>
  *   <li>{@link #HELLO}: magic, version, role, the TCP transfer port the client meant. Answered
  *       {@link #OK} with the windows, or failed with an {@link TransferError} code.</li>
@@ -19,8 +22,8 @@ import java.nio.ByteBuffer;
  *       ({@link #DATA}), it owes credit or waited {@code park.max} ({@link #EMPTY}), or it
  *       closes ({@link #FIN}).</li>
  * </ul>
- * Answers start with a 16-byte header: type, 7 reserved bytes, then the number of DATA messages
- * the DataNode has consumed so far (the client's upstream credit).
+ * Answers start with a 16-byte header: type, 3 reserved bytes, a sequence number, then the
+ * number of DATA messages the DataNode has consumed so far (the client's upstream credit).
  */
 final class TransferWire {
   private TransferWire() {
@@ -43,12 +46,17 @@ final class TransferWire {
   static final int HELLO_BYTES = REQUEST_HEADER + 4 + 2 + 1 + 4;
   static final int OK_BYTES = ANSWER_HEADER + 4 + 4 + 4;
 
-  static void requestHeader(ByteBuffer b, byte type) {
-    b.put(type).put((byte) 0).putShort((short) 0).putInt(0);
+  static void requestHeader(ByteBuffer b, byte type, int seq) {
+    b.put(type).put((byte) 0).putShort((short) 0).putInt(seq);
   }
 
-  static void answerHeader(ByteBuffer b, byte type, long consumed) {
-    b.put(type).put((byte) 0).putShort((short) 0).putInt(0).putLong(consumed);
+  static void answerHeader(ByteBuffer b, byte type, int seq, long consumed) {
+    b.put(type).put((byte) 0).putShort((short) 0).putInt(seq).putLong(consumed);
+  }
+
+  /** The sequence number of the header at {@code b}'s position (DATA and FIN messages). */
+  static int seq(ByteBuffer b) {
+    return b.getInt(b.position() + 4);
   }
 
   /** The type of the header at {@code b}'s position; the position moves past the header. */

@@ -25,6 +25,7 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.net.NetUtils;
 import org.hadoophpc.nativeio.HpcNative;
 import org.hadoophpc.nativeio.RdmaDevice;
 import org.hadoophpc.nativeio.RdmaDevices;
@@ -95,15 +96,16 @@ class TransferVerbsTest {
     for (int i = 0; i < n; i++) {
       overlays[i] = new Configuration(false);
       overlays[i].set("dfs.datanode.address", ip + ":" + freePort());
-      overlays[i].set("dfs.datanode.hostname", ip);
       overlays[i].set("dfs.datanode.http.address", "127.0.0.1:0");
       overlays[i].set("dfs.datanode.ipc.address", "127.0.0.1:0");
     }
     long xmitBefore = portXmitData();
     try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(n)
-        .checkDataNodeAddrConfig(true).checkDataNodeHostConfig(true)
+        .checkDataNodeAddrConfig(true).hosts(new String[] {ip, ip}) // dfs.datanode.hostname
         .dataNodeConfOverlays(overlays).build()) {
       cluster.waitActive();
+      // MiniDFSCluster resolves the given host names to localhost; this address is real
+      NetUtils.addStaticResolution(ip, ip);
       FileSystem fs = cluster.getFileSystem();
       long total = 0;
       Random r = new Random(5);

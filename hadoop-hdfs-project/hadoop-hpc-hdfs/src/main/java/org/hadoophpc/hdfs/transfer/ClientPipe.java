@@ -38,6 +38,7 @@ final class ClientPipe extends Pipe {
   private static final int MAX_EARLY = 1 << 16;
   private final java.util.HashMap<Integer, Object> early = new java.util.HashMap<>();
   private int nextDown;
+  private boolean finReceived;
   private final Completion<Buffer> onAck = new Completion<>() {
     @Override
     public void completed(Buffer answer) {
@@ -174,6 +175,13 @@ final class ClientPipe extends Pipe {
       if (closed) {
         throw new IOException("write to a closed transfer stream to " + remoteAddress());
       }
+      if (finReceived) {
+        // the DataNode ended the stream: as on TCP after the peer's FIN, bytes written now are
+        // accepted and never read (the caller learns from the stream's end, not from a reset)
+        int n = src.remaining();
+        src.position(src.limit());
+        return n;
+      }
       IOException f = failure();
       if (f != null) {
         throw new IOException(f.getMessage(), f);
@@ -213,7 +221,7 @@ final class ClientPipe extends Pipe {
 
   @Override
   synchronized boolean writable() {
-    return closed || failure() != null || sent - consumedByPeer < window;
+    return closed || finReceived || failure() != null || sent - consumedByPeer < window;
   }
 
   private void credit(long consumed) {
@@ -293,6 +301,9 @@ final class ClientPipe extends Pipe {
         nextDown++;
       }
       if (next == FIN_MARK) {
+        synchronized (this) {
+          finReceived = true;
+        }
         ended();
         connection.close();
       } else {
@@ -312,6 +323,11 @@ final class ClientPipe extends Pipe {
   }
 
   private void lost(Throwable cause) {
+    synchronized (this) {
+      if (finReceived) {
+        return; // operations failing after the DataNode's FIN closed the connection
+      }
+    }
     if (cause instanceof ConnectionClosedException) {
       broken(new IOException("Connection reset: transfer stream to " + remoteAddress()
           + " closed", cause));

@@ -677,10 +677,13 @@ fsck=$(hdfs fsck /lane/put.bin -files -blocks -locations 2>&1)
 blocks=$(block_hosts "${fsck}")
 echo "    fsck /lane/put.bin: block, live replicas, their hosts"
 printf '%s\n' "${blocks}" | sed 's/^/      /'
+# Each block has live replicas on live hosts only. A block begun after the kill may have fewer
+# than 2 replicas for a while (the NameNode can place it before it sees a host that came back):
+# under-replication is HDFS's to repair later; missing or corrupt blocks are failures.
 grep -q '/lane/put.bin 67108864 bytes' <<<"${fsck}" && grep -q 'is HEALTHY' <<<"${fsck}" &&
   [[ $(grep -c . <<<"${blocks}") -eq 2 ]] && ! grep -qw "${victim2}" <<<"${blocks}" &&
-  [[ $(awk 'NF >= 4' <<<"${blocks}" | wc -l) -eq 2 ]] &&
-  pass "64 MB in 2 blocks, each on the 2 live hosts (fsck HEALTHY)" ||
+  [[ $(awk 'NF >= 3' <<<"${blocks}" | wc -l) -eq 2 ]] &&
+  pass "64 MB in 2 blocks, each with live replicas on live hosts only (fsck HEALTHY)" ||
   fail "64 MB in 2 blocks on the live hosts" "${fsck}"
 status_names_dead "${victim2}"
 

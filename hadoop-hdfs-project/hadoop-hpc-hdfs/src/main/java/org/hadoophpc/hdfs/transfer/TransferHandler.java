@@ -158,10 +158,6 @@ final class TransferHandler implements RequestHandler {
     }
   }
 
-  int streams() {
-    return pipes.size();
-  }
-
   /** Closes every stream (the DataNode stops). */
   void closeAll() {
     for (ServerPipe p : pipes.values()) {

@@ -47,3 +47,23 @@ bench_java() {
   command -v "${java}" >/dev/null 2>&1 || bench_die "no java (set JAVA_HOME)"
   printf '%s' "${java}"
 }
+
+## bench_gnuplot: true when gnuplot can run, installing gnuplot-nox as root when missing;
+## otherwise warns (no PNG) and returns 1.
+bench_gnuplot() {
+  command -v gnuplot >/dev/null 2>&1 && return 0
+  if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends gnuplot-nox \
+      >/dev/null 2>&1
+  fi
+  command -v gnuplot >/dev/null 2>&1 && return 0
+  echo "WARNING: no gnuplot (sudo apt-get install gnuplot-nox): no PNG plot" >&2
+  return 1
+}
+
+## bench_log4j: a log4j 1.x configuration that keeps Hadoop's in-process daemons to warnings, so
+## a benchmark's output is its own lines.
+bench_log4j() {
+  printf '%s' "${BENCH_REPO}/dev-support/bench/lib/log4j-quiet.properties"
+}

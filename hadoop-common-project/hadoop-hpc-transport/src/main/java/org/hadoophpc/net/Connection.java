@@ -142,6 +142,24 @@ public interface Connection extends AutoCloseable {
     return false;
   }
 
+  /**
+   * {@link #respondFile(long, FileChannel, long, int)} with {@code head}'s bytes (position to
+   * limit; ownership passes to the transport unless this returns false) sent before the file's
+   * in the same answer, and {@code done} told when the transport no longer needs {@code file}:
+   * completed once its bytes went out, failed when the answer will not go out (the connection
+   * closed). Until then the caller must keep {@code file} open. {@code done} runs on the
+   * transport's event thread, or on the calling thread when the connection is already closed.
+   * The default returns false, having done nothing ({@code head} stays the caller's).
+   *
+   * @throws IllegalStateException as {@link #respond(long, Buffer)}
+   * @throws IllegalArgumentException when head and file together exceed
+   *         {@code hadoop.hpc.transport.max.message.size}
+   */
+  default boolean respondFile(long requestId, Buffer head, FileChannel file, long position,
+      int length, Completion<Void> done) {
+    return false;
+  }
+
   /** True when {@link #respondFile} sends from files itself on this connection. */
   default boolean respondsFromFiles() {
     return false;

@@ -291,6 +291,26 @@ public abstract class TransportConformanceTest {
     };
   }
 
+  /** How a handler that answers by request id sees a request. */
+  public interface ByIdHandler {
+    void onRequest(Connection connection, Buffer request, long requestId);
+  }
+
+  /** A handler whose requests arrive with their ids only (the form the data plane uses). */
+  public static RequestHandler answeredById(ByIdHandler h) {
+    return new RequestHandler() {
+      @Override
+      public void onRequest(Connection c, Buffer request, Responder responder) {
+        throw new UnsupportedOperationException("answered by id");
+      }
+
+      @Override
+      public void onRequest(Connection c, Buffer request, long requestId) {
+        h.onRequest(c, request, requestId);
+      }
+    };
+  }
+
   protected Buffer fileRequest(long position, int length) {
     Buffer request = client.bufferPool().allocate(12);
     request.nio().putLong(0, position).putInt(8, length);

@@ -228,12 +228,19 @@ final class TcpConnection implements Connection {
 
   @Override
   public boolean respondFile(long requestId, FileChannel file, long position, int length) {
-    if (length > maxMessageSize || length < 0 || position < 0) {
-      throw new IllegalArgumentException("file answer of " + length + " bytes at " + position
+    return respondFile(requestId, null, file, position, length, null);
+  }
+
+  @Override
+  public boolean respondFile(long requestId, Buffer head, FileChannel file, long position,
+      int length, Completion<Void> done) {
+    long total = (long) length + (head == null ? 0 : head.readableBytes());
+    if (total > maxMessageSize || length < 0 || position < 0) {
+      throw new IllegalArgumentException("file answer of " + total + " bytes at " + position
           + " (hadoop.hpc.transport.max.message.size=" + maxMessageSize + ")");
     }
     TcpResponder r = answers.claimOrThrow(requestId, this);
-    r.answerFile(file, position, length);
+    r.answerFile(head, file, position, length, done);
     answer(r);
     return true;
   }

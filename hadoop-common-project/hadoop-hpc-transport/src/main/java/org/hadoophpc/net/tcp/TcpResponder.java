@@ -11,6 +11,9 @@ import java.nio.channels.WritableByteChannel;
 
 import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.Completion;
+import org.hadoophpc.net.Completions;
+import org.hadoophpc.net.ConnectionClosedException;
 
 /**
  * The state of one received request, reused from request to request (see {@link AnswerSlots}):
@@ -28,6 +31,8 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
   private FileChannel file;
   private long filePosition;
   private int fileLeft;
+  /** Told when the file is no longer needed (may be null). */
+  private Completion<Void> fileDone;
 
   TcpResponder(TcpConnection connection, int index) {
     super(index);
@@ -41,18 +46,26 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
     this.errorText = error;
   }
 
-  /** Fills the answer with a file region, sent by {@link #transferRest} after the header. */
-  void answerFile(FileChannel channel, long position, int length) {
+  /**
+   * Fills the answer with {@code head} (owned from now on; may be null) and a file region, sent
+   * by {@link #transferRest} after them; {@code done} (may be null) is told when the file is no
+   * longer needed.
+   */
+  void answerFile(Buffer head, FileChannel channel, long position, int length,
+      Completion<Void> done) {
+    this.response = head;
     this.file = channel;
     this.filePosition = position;
     this.fileLeft = length;
+    this.fileDone = done;
   }
 
   @Override
   public ByteBuffer start(ByteBuffer header) {
     if (file != null) {
-      TcpFrame.encode(header, TcpFrame.RESPONSE, fileLeft, opId, 0, 0, 0);
-      return null;
+      int headBytes = response == null ? 0 : response.readableBytes();
+      TcpFrame.encode(header, TcpFrame.RESPONSE, headBytes + fileLeft, opId, 0, 0, 0);
+      return response == null ? null : response.nio();
     }
     if (response != null) {
       TcpFrame.encode(header, TcpFrame.RESPONSE, response.readableBytes(), opId, 0, 0, 0);
@@ -81,20 +94,34 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
 
   @Override
   public void sent() {
-    dropped();
+    finish(null);
   }
 
   @Override
   public void dropped() {
+    finish(new ConnectionClosedException("the answer to operation " + opId
+        + " was not sent: the connection closed"));
+  }
+
+  private void finish(ConnectionClosedException notSent) {
     Buffer b = response;
+    Completion<Void> done = fileDone;
     response = null;
     errorText = null;
     file = null;
     fileLeft = 0;
+    fileDone = null;
     if (b != null) {
       b.release();
     }
     connection.answerGone(this);
+    if (done != null) {
+      if (notSent == null) {
+        Completions.succeed(done, null);
+      } else {
+        Completions.fail(done, notSent);
+      }
+    }
   }
 
   @Override

@@ -23,6 +23,7 @@ import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.Listener;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
+import org.hadoophpc.net.TransportConformanceTest;
 import org.hadoophpc.net.TransportException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -77,21 +78,13 @@ class RemoteAccessScopeVerbsTest {
 
   /** Answers every request with a RESPONSE-byte pattern (a rendezvous). */
   private RequestHandler bigResponses() {
-    return new RequestHandler() {
-      @Override
-      public void onRequest(Connection c, Buffer request, Responder responder) {
-        throw new UnsupportedOperationException("answered by id");
-      }
-
-      @Override
-      public void onRequest(Connection c, Buffer request, long requestId) {
-        request.release();
-        served.set((VerbsConnection) c);
-        Buffer response = filled(server.bufferPool(), RESPONSE, 7);
-        sent.set(response.nio().duplicate());
-        c.respond(requestId, response);
-      }
-    };
+    return TransportConformanceTest.answeredById((c, request, requestId) -> {
+      request.release();
+      served.set((VerbsConnection) c);
+      Buffer response = filled(server.bufferPool(), RESPONSE, 7);
+      sent.set(response.nio().duplicate());
+      c.respond(requestId, response);
+    });
   }
 
   /** A rendezvous announcement as the client saw it. */

@@ -38,6 +38,8 @@ final class ClientPipe extends Pipe {
   private static final int MAX_EARLY = 1 << 16;
   private final java.util.HashMap<Integer, Object> early = new java.util.HashMap<>();
   private int nextDown;
+  private final int pullBatch;
+  private int owedPulls;
   private boolean finReceived;
   private final Completion<Buffer> onAck = new Completion<>() {
     @Override
@@ -73,11 +75,12 @@ final class ClientPipe extends Pipe {
   };
 
   private ClientPipe(Connection connection, BufferPool pool, TransferMetrics metrics, int chunk,
-      int window) {
+      int window, int pulls) {
     super(connection, metrics);
     this.pool = pool;
     this.chunk = chunk;
     this.window = window;
+    this.pullBatch = Math.max(1, pulls / 2);
   }
 
   /**
@@ -135,7 +138,7 @@ final class ClientPipe extends Pipe {
               + " offered unusable windows: chunk " + chunk + ", window " + window + ", pulls "
               + pulls);
         }
-        p = new ClientPipe(c, transport.bufferPool(), metrics, chunk, window);
+        p = new ClientPipe(c, transport.bufferPool(), metrics, chunk, window, pulls);
         for (int i = 0; i < pulls; i++) {
           p.pull();
         }
@@ -312,12 +315,26 @@ final class ClientPipe extends Pipe {
     }
   }
 
+  /**
+   * PULLs go back in batches of half the window (one wake-up of the transport's thread, and of
+   * the DataNode's writer, per batch instead of per packet), or all at once when nothing is left
+   * to read: the reader is about to wait for the DataNode, which needs them.
+   */
   @Override
   protected void consumed(int n) {
+    int post;
+    synchronized (this) {
+      owedPulls += n;
+      if (owedPulls < pullBatch && queued() > 0) {
+        return;
+      }
+      post = owedPulls;
+      owedPulls = 0;
+    }
     if (isClosed() || isEnded()) {
       return;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < post; i++) {
       pull();
     }
   }

@@ -5,12 +5,16 @@ package org.hadoophpc.hdfs.transfer;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
 
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Connection;
 
 /**
@@ -38,6 +42,20 @@ final class ServerPipe extends Pipe {
   private int nextUp;
   private int downSeq;
   private final java.util.HashMap<Integer, Buffer> early = new java.util.HashMap<>();
+  /** The transport sends block files itself (tcp); then file answers not yet sent. */
+  private final boolean sendsFiles;
+  private int filesInFlight;
+  private final Completion<Void> fileSent = new Completion<>() {
+    @Override
+    public void completed(Void v) {
+      fileDone();
+    }
+
+    @Override
+    public void failed(Throwable cause) {
+      fileDone();
+    }
+  };
 
   ServerPipe(Connection connection, BufferPool pool, TransferMetrics metrics, int chunk,
       int window, long parkMaxMs) {
@@ -46,6 +64,12 @@ final class ServerPipe extends Pipe {
     this.chunk = chunk;
     this.window = window;
     this.parkMaxNanos = parkMaxMs * 1_000_000L;
+    this.sendsFiles = connection.respondsFromFiles();
+  }
+
+  private synchronized void fileDone() {
+    filesInFlight--;
+    notifyAll();
   }
 
   /** A DATA request (positioned after its header); event thread. */
@@ -168,15 +192,19 @@ final class ServerPipe extends Pipe {
   }
 
   /**
-   * Sends {@code count} bytes of {@code file} from {@code position} in as few answers as the
-   * chunk size allows, each read by the file channel straight into registered memory: no copy
-   * through the heap, and never the JDK's 8 KiB {@code transferTo} fallback. Waits for room
-   * with {@code waitForRoom}.
+   * Sends {@code prefix}'s bytes (a packet's header and checksums, may be null) and then
+   * {@code count} bytes of {@code file} from {@code position}, in as few answers as the chunk
+   * size allows. Where the transport sends from files (tcp: {@code sendfile}) the file bytes
+   * never enter user memory, and {@link #awaitFilesSent} says when {@code file} is free again;
+   * otherwise they are read by the file channel straight into registered memory, never through
+   * the JDK's 8 KiB {@code transferTo} fallback. Waits for room with {@code waitForRoom}.
    */
-  long transferFrom(FileChannel file, long position, int count, Waiter waitForRoom)
-      throws IOException {
+  long transferFrom(FileChannel file, long position, int count, ByteBuffer prefix,
+      Waiter waitForRoom) throws IOException {
     int left = count;
-    while (left > 0) {
+    while (left > 0 || (prefix != null && prefix.hasRemaining())) {
+      int pre = prefix == null ? 0 : Math.min(prefix.remaining(), chunk);
+      int n = Math.min(left, chunk - pre);
       Buffer b = null;
       long id = -1;
       long ack = 0;
@@ -184,13 +212,16 @@ final class ServerPipe extends Pipe {
       synchronized (this) {
         checkOpen();
         if (!parked.isEmpty()) {
-          b = pool.allocate(Math.min(left, chunk) + TransferWire.ANSWER_HEADER);
+          b = pool.allocate(TransferWire.ANSWER_HEADER + pre + (sendsFiles ? 0 : n));
           if (b != null) {
             id = parked.poll();
             parkedSince.poll();
             ack = consumed;
             reported = ack;
             seq = downSeq++;
+            if (sendsFiles && n > 0) {
+              filesInFlight++;
+            }
           }
         }
       }
@@ -200,30 +231,77 @@ final class ServerPipe extends Pipe {
       }
       ByteBuffer nio = b.nio();
       TransferWire.answerHeader(nio, TransferWire.DATA, seq, ack);
-      nio.limit(Math.min(nio.capacity(), TransferWire.ANSWER_HEADER + Math.min(left, chunk)));
-      try {
-        while (nio.hasRemaining()) {
-          int r = file.read(nio, position + (count - left) + nio.position()
-              - TransferWire.ANSWER_HEADER);
-          if (r < 0) {
-            throw new EOFException("EOF of " + file + " with " + left + " bytes still to send");
-          }
+      if (pre > 0) {
+        int limit = prefix.limit();
+        prefix.limit(prefix.position() + pre);
+        nio.put(prefix);
+        prefix.limit(limit);
+      }
+      long at = position + (count - left);
+      if (sendsFiles && n > 0) {
+        nio.flip();
+        try {
+          connection.respondFile(id, b, file, at, n, fileSent);
+        } catch (RuntimeException e) {
+          fileSent.failed(e); // the connection closed meanwhile
+          b.release();
+          checkOpen();
+          throw new IOException("transfer stream to " + remoteAddress() + " closed", e);
         }
-      } catch (IOException | RuntimeException e) {
-        // answered as an empty DATA (keeps the numbering); the stream fails anyway
-        nio.clear();
-        TransferWire.answerHeader(nio, TransferWire.DATA, seq, ack);
+      } else {
+        nio.limit(TransferWire.ANSWER_HEADER + pre + n);
+        try {
+          while (nio.hasRemaining()) {
+            if (file.read(nio, at + nio.position() - TransferWire.ANSWER_HEADER - pre) < 0) {
+              throw new EOFException("EOF of " + file + " with " + left + " bytes still to send");
+            }
+          }
+        } catch (IOException | RuntimeException e) {
+          // answered as an empty DATA (keeps the numbering); the stream fails anyway
+          nio.clear();
+          TransferWire.answerHeader(nio, TransferWire.DATA, seq, ack);
+          nio.flip();
+          send(id, b);
+          throw e;
+        }
         nio.flip();
         send(id, b);
-        throw e;
       }
-      int n = nio.position() - TransferWire.ANSWER_HEADER;
-      nio.flip();
-      send(id, b);
-      metrics.bytesOut(n);
+      metrics.bytesOut(pre + n);
       left -= n;
     }
     return count;
+  }
+
+  /**
+   * Waits until the transport sent every file answer (their files may be closed then), at most
+   * {@code timeoutMs} (0: no limit, as Hadoop's socket timeouts).
+   */
+  void awaitFilesSent(long timeoutMs) throws IOException {
+    long deadline = timeoutMs > 0 ? System.nanoTime() + timeoutMs * 1_000_000L : Long.MAX_VALUE;
+    boolean interrupted = false;
+    try {
+      synchronized (this) {
+        while (filesInFlight > 0) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            throw new SocketTimeoutException(filesInFlight + " block file answers to "
+                + remoteAddress() + " not sent within " + timeoutMs + " ms");
+          }
+          try {
+            TimeUnit.NANOSECONDS.timedWait(this, Math.min(left, 100_000_000L));
+          } catch (InterruptedException e) {
+            interrupted = true;
+            throw new InterruptedIOException("interrupted waiting for block file answers to "
+                + remoteAddress());
+          }
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   /** Waits until the stream may have room (the stock write timeout applies). */

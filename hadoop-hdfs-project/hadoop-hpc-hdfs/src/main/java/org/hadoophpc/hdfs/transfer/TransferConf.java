@@ -56,7 +56,7 @@ public final class TransferConf {
     negativeCacheMs = conf.getTimeDuration(NEGATIVE_CACHE_KEY, 60_000, TimeUnit.MILLISECONDS);
     chunk = (int) conf.getLongBytes(CHUNK_SIZE_KEY, 128 * 1024);
     window = conf.getInt(WINDOW_KEY, 4);
-    pulls = conf.getInt(PULLS_KEY, 4);
+    pulls = conf.getInt(PULLS_KEY, 8);
     acceptQueue = conf.getInt(ACCEPT_QUEUE_KEY, 128);
     long io = conf.getTimeDuration(TransportConfigKeys.IO_TIMEOUT_KEY,
         TransportConfigKeys.IO_TIMEOUT_DEFAULT, TimeUnit.MILLISECONDS);

@@ -164,6 +164,84 @@ class TransferStreamTest {
     }
   }
 
+  /**
+   * BlockSender's pattern: per packet a small write (header and checksums) then
+   * transferToFully, the last packet empty, then flush and the block file closed at once. The
+   * client reads exactly those bytes in order (each header goes in front of its data in one
+   * message), and the flush waited until the transport no longer needed the file (a file
+   * closed under a queued sendfile would break the stream).
+   */
+  @Test
+  void blockSendersPacketsArriveInOrderAndTheFileIsFreeAfterFlush(@TempDir File dir)
+      throws Exception {
+    byte[] data = new byte[3 * 65536 + 100];
+    new Random(4).nextBytes(data);
+    File f = new File(dir, "blk_2");
+    Files.write(f.toPath(), data);
+    byte[][] headers = new byte[4][];
+    for (int i = 0; i < headers.length; i++) {
+      headers[i] = new byte[33 + i * 100];
+      new Random(10 + i).nextBytes(headers[i]);
+    }
+    java.io.ByteArrayOutputStream want = new java.io.ByteArrayOutputStream();
+    int[] lengths = {65536, 65536, 65536 + 100, 0};
+    try (Socket s = connect()) {
+      Peer p = accept();
+      RandomAccessFile raf = new RandomAccessFile(f, "r");
+      FileChannel ch = raf.getChannel();
+      long at = 0;
+      for (int i = 0; i < headers.length; i++) {
+        want.write(headers[i]);
+        want.write(data, (int) at, lengths[i]);
+        at += lengths[i];
+      }
+      CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
+        try {
+          TransferOutputStream out = (TransferOutputStream) p.getOutputStream();
+          long pos = 0;
+          for (int i = 0; i < headers.length; i++) {
+            out.write(headers[i]);
+            out.transferToFully(ch, pos, lengths[i], null, null);
+            pos += lengths[i];
+          }
+          out.flush();
+          raf.close(); // as BlockSender.close() right after its flush
+        } catch (IOException e) {
+          throw new RuntimeException(e);
+        }
+      });
+      byte[] back = new byte[want.size()];
+      new DataInputStream(NetUtils.getInputStream(s, 10_000)).readFully(back);
+      sent.get(30, TimeUnit.SECONDS);
+      assertArrayEquals(want.toByteArray(), back);
+      // the stream still works after the file was closed
+      p.getOutputStream().write(7);
+      p.getOutputStream().flush();
+      assertEquals(7, NetUtils.getInputStream(s, 10_000).read());
+    }
+  }
+
+  /** With its accept queue full the DataNode refuses a stream as BUSY before allocating it. */
+  @Test
+  void aFullAcceptQueueRefusesNewStreamsAsBusy() throws Exception {
+    java.util.List<Socket> open = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < 4; i++) { // the queue of 4 (setUp), none accepted
+        open.add(connect());
+      }
+      Socket s = new RdmaSocketFactory(client).createSocket();
+      ConnectException e = assertThrows(ConnectException.class,
+          () -> NetUtils.connect(s, at, 5000));
+      assertTrue(e.getMessage().contains("BUSY") || e.getMessage().contains("accept queue"),
+          e.getMessage());
+      assertTrue(e.getMessage().contains(TransferConf.STRICT_KEY), e.getMessage());
+    } finally {
+      for (Socket s : open) {
+        s.close();
+      }
+    }
+  }
+
   @Test
   void readTimeoutIsHadoopsSocketTimeout() throws Exception {
     try (Socket s = connect()) {

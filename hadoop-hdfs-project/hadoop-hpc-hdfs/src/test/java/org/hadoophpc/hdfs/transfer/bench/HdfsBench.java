@@ -97,6 +97,9 @@ public final class HdfsBench {
         run(stock, hpc, sizes, rounds, replication, preads, csv);
       }
       System.out.println("transfer counters: " + TransferMetrics.client());
+      for (org.apache.hadoop.hdfs.server.datanode.DataNode dn : cluster.getDataNodes()) {
+        System.out.println("transfer counters: " + TransferMetrics.server(dn.getXferPort()));
+      }
     }
   }
 
@@ -146,6 +149,9 @@ public final class HdfsBench {
           r[which][round] = (t2 - t1) / 1e6;
           p[which][round] = (t3 - t2) / 1e3 / preads;
           fs.delete(f, false);
+          System.out.printf(Locale.ROOT, "size %s round %d/%d %-5s write %7.1f MB/s, read %7.1f"
+              + " MB/s, 4 KiB pread %7.1f us%n", human(size), round + 1, rounds, names[which],
+              mbps(size, w[which][round]), mbps(size, r[which][round]), p[which][round]);
           if (out != null) {
             out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f%n", size, names[which],
                 w[which][round], r[which][round], mbps(size, w[which][round]),

@@ -17,7 +17,6 @@ import javax.net.SocketFactory;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.hdfs.server.datanode.HpcDataNodeBridge;
-import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.util.ServicePlugin;
 import org.hadoophpc.net.Listener;
 import org.hadoophpc.net.Transport;
@@ -61,7 +60,9 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
       LOG.info("HDFS DataTransfer: TCP only ({}=false)", TransferConf.ENABLED_KEY);
       return;
     }
-    String insecure = privilegedPortWithoutSasl(conf, dn.getXferAddress());
+    // HpcDataNode.prepare refuses this set-up before the DataNode starts; this covers
+    // DataNodes started otherwise (a stock bin/hdfs, MiniDFSCluster).
+    String insecure = PrivilegedPortCheck.problem(conf, dn.getXferAddress().getPort());
     if (insecure != null) {
       LOG.error("HDFS DataTransfer stays on TCP: {}", insecure);
       return;
@@ -126,24 +127,6 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
       LOG.warn("could not wake the DataNode's transfer server at {}: {}; transport streams are "
           + "served from its next TCP connection on", to, e.toString());
     }
-  }
-
-  /**
-   * Why a secure DataNode must not serve the transport: with a privileged TCP transfer port and
-   * neither SASL protection nor encryption, HDFS trusts the port and skips its handshake, and
-   * the transport's endpoint is not privileged. Null when that is not the set-up.
-   */
-  static String privilegedPortWithoutSasl(Configuration conf, InetSocketAddress xfer) {
-    if (!UserGroupInformation.isSecurityEnabled() || xfer.getPort() >= 1024) {
-      return null;
-    }
-    if (!conf.getTrimmed("dfs.data.transfer.protection", "").isEmpty()
-        || conf.getBoolean("dfs.encrypt.data.transfer", false)) {
-      return null;
-    }
-    return "dfs.datanode.address uses privileged port " + xfer.getPort() + " without "
-        + "dfs.data.transfer.protection: HDFS would skip SASL on the transport's endpoint too. "
-        + "Set dfs.data.transfer.protection, or " + TransferConf.ENABLED_KEY + "=false";
   }
 
   /** The counters of this DataNode's endpoint (null until started). */

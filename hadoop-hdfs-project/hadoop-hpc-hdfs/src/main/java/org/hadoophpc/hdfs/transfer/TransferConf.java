@@ -16,7 +16,7 @@ public final class TransferConf {
   /**
    * Whether HDFS block transfers use the transport (the plugin and factory still must be set):
    * {@code auto} (default) = where the transport is RDMA or the tcp transport was asked for
-   * ({@link TransferUse}), {@code true} = always, {@code false} = never.
+   * (the rule: {@link TransferUse}), {@code true} = always, {@code false} = never.
    */
   public static final String ENABLED_KEY = "dfs.hpc.datatransfer.enabled";
 
@@ -82,6 +82,13 @@ public final class TransferConf {
 
   public static TransferConf from(Configuration conf) {
     return new TransferConf(conf);
+  }
+
+  /** {@code conf}'s settings with the transport turned off (clients of stock TCP). */
+  static TransferConf stockTcp(Configuration conf) {
+    Configuration off = new Configuration(conf);
+    off.set(ENABLED_KEY, "false");
+    return new TransferConf(off);
   }
 
   /** {@link #ENABLED_KEY} of {@code conf}; anything but auto/true/false is refused. */

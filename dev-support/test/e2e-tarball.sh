@@ -307,7 +307,8 @@ for _ in $(seq 60); do # the NameNode gives / the mode's policy once out of safe
   [[ "$("${A}/bin/hdfs" --config "${hconf}" storagepolicies -getStoragePolicy -path / 2>/dev/null)" == *LAZY_PERSIST* ]] && break
   sleep 1
 done
-check "hdfs dfs -put in mode hhh-m" "${A}/bin/hdfs" --config "${hconf}" dfs -put "${work}/hhh.bin" /hhh.bin
+put_out=$("${A}/bin/hdfs" --config "${hconf}" dfs -put "${work}/hhh.bin" /hhh.bin 2>&1) &&
+  pass "hdfs dfs -put in mode hhh-m" || fail "hdfs dfs -put in mode hhh-m" "${put_out}"
 report=$("${A}/bin/hdfs" --config "${hconf}" hhh -report 2>&1)
 grep -q 'HHH mode: hhh-m (dfs.hpc.hhh.mode); storage policy of /: LAZY_PERSIST' <<<"${report}" &&
   grep -qE '^  RAM_DISK .* 1$' <<<"${report}" &&
@@ -316,6 +317,27 @@ grep -q 'HHH mode: hhh-m (dfs.hpc.hhh.mode); storage policy of /: LAZY_PERSIST' 
 [[ "$("${A}/bin/hdfs" --config "${hconf}" dfs -cat /hhh.bin | sha256sum)" == "$(sha256sum <"${work}/hhh.bin")" ]] &&
   pass "the file reads back from memory byte for byte" ||
   fail "the file reads back from memory byte for byte"
+# The template turns HDFS DataTransfer over the transport on; the auto rule keeps stock TCP on a
+# node without RDMA, and the DataNode's bean and both logs say so.
+bean=$(curl -sf "http://127.0.0.1:9864/jmx?qry=Hadoop:service=DataNode,name=HpcDataTransfer-9866" 2>&1)
+dnlog=$(cat "${A}"/logs/hadoop-*-datanode-*.log 2>/dev/null)
+if compgen -G '/sys/class/infiniband/*' >/dev/null; then
+  grep -qE '"tag.Transport" *: *"verbs"' <<<"${bean}" &&
+    pass "hhh-m with RDMA: the DataNode's HpcDataTransfer bean names verbs" ||
+    fail "hhh-m with RDMA: the DataNode's HpcDataTransfer bean names verbs" "${bean}"
+else
+  grep -qE '"tag.Transport" *: *"none"' <<<"${bean}" &&
+    grep -qE '"tag.StockTcpReason" *: *"no usable RDMA' <<<"${bean}" &&
+    grep -qE '"ServerConnectionsOverTransport" *: *0,' <<<"${bean}" &&
+    pass "hhh-m without RDMA: the DataNode's HpcDataTransfer bean says stock TCP and why" ||
+    fail "hhh-m without RDMA: the DataNode's HpcDataTransfer bean says stock TCP and why" "${bean}"
+  grep -qF "HDFS DataTransfer: stock TCP only (no usable RDMA" <<<"${dnlog}" &&
+    pass "the DataNode's log says it serves stock TCP only, and why" ||
+    fail "the DataNode's log says it serves stock TCP only, and why" "$(grep -F 'DataTransfer' <<<"${dnlog}")"
+  grep -qF "HDFS DataTransfer from this process: over stock TCP (no usable RDMA" <<<"${put_out}" &&
+    pass "the client's one line says stock TCP, and why" ||
+    fail "the client's one line says stock TCP, and why" "${put_out}"
+fi
 check "stop-dfs.sh (hhh-m)" "${A}/sbin/stop-dfs.sh" --config "${hconf}"
 rm -rf "${ram}"
 check "no JVM left at the end" test -z "$(jvms_of "${A}")$(jvms_of "${B}")"

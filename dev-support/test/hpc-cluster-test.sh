@@ -177,6 +177,7 @@ cat >"${tmp}/base.xml" <<'EOF'
     <value>1</value>
   </property>
   <property><name>b</name><value>2</value></property>
+  <property><name>dfs.datanode.plugins</name><value>org.example.Mine, org.example.Shared</value></property>
 </configuration>
 EOF
 cat >"${tmp}/over.xml" <<'EOF'
@@ -190,13 +191,20 @@ cat >"${tmp}/over.xml" <<'EOF'
     <name>c</name>
     <value>3</value>
   </property>
+  <property>
+    <name>dfs.datanode.plugins</name>
+    <value>org.example.Shared,org.hadoophpc.hdfs.transfer.RdmaDataTransferPlugin</value>
+  </property>
 </configuration>
 EOF
 hpc_conf_merge "${tmp}/base.xml" "${tmp}/over.xml" >"${tmp}/merged.xml"
 assert_eq "overlay replaces a property in place" 10 "$(value "${tmp}/merged.xml" a)"
 assert_eq "base properties stay" 2 "$(value "${tmp}/merged.xml" b)"
 assert_eq "new properties are added" 3 "$(value "${tmp}/merged.xml" c)"
-assert_eq "each property once" "a b c" "$(grep -o '<name>[^<]*' "${tmp}/merged.xml" | cut -c7- | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "each property once" "a b dfs.datanode.plugins c" "$(grep -o '<name>[^<]*' "${tmp}/merged.xml" | cut -c7- | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "plugin lists are joined, each class once" \
+  "org.example.Mine,org.example.Shared,org.hadoophpc.hdfs.transfer.RdmaDataTransferPlugin" \
+  "$(value "${tmp}/merged.xml" dfs.datanode.plugins)"
 assert_contains "the overlay's comment goes with its property" "overlay comment" "$(cat "${tmp}/merged.xml")"
 assert_eq "still ends the configuration" "</configuration>" "$(tail -n 1 "${tmp}/merged.xml")"
 
@@ -243,6 +251,15 @@ assert_eq "mode hhh-m merged" hhh-m "$(value "${conf}/hdfs-site.xml" dfs.hpc.hhh
 # shellcheck disable=SC2016
 assert_contains "hhh-m's RAM disk is per node" '${env.HADOOP_HPC_NODE}/dfs/ram' \
   "$(value "${conf}/hdfs-site.xml" dfs.datanode.data.dir)"
+assert_eq "hhh-m: DataNodes run the DataTransfer plugin" \
+  org.hadoophpc.hdfs.transfer.RdmaDataTransferPlugin "$(value "${conf}/hdfs-site.xml" dfs.datanode.plugins)"
+assert_eq "hhh-m: clients use the transfer socket factory" \
+  org.hadoophpc.hdfs.transfer.RdmaSocketFactory \
+  "$(value "${conf}/hdfs-site.xml" hadoop.rpc.socket.factory.class.ClientProtocol)"
+assert_eq "hhh-m: transport endpoint = transfer port + 10000" 10000 \
+  "$(value "${conf}/hdfs-site.xml" dfs.hpc.datatransfer.port.offset)"
+assert_eq "hhh-m: the auto rule decides (no enabled key written)" "" \
+  "$(value "${conf}/hdfs-site.xml" dfs.hpc.datatransfer.enabled)"
 assert_eq "mode rdma-shuffle merged" org.hadoophpc.mapreduce.shuffle.HpcShuffleConsumer \
   "$(value "${conf}/mapred-site.xml" mapreduce.job.reduce.shuffle.consumer.plugin.class)"
 assert_eq "every property once" "" "$(cut -d= -f1 <<<"${all}" | sort | uniq -d)"
@@ -289,6 +306,15 @@ cp -r "${home}/etc/hadoop" "${tmp}/single"
 assert_eq "mode merged" hhh-m "$(value "${tmp}/single/hdfs-site.xml" dfs.hpc.hhh.mode)"
 assert_eq "the one-machine addresses stay" "127.0.0.1:9000" \
   "$(value "${tmp}/single/hdfs-site.xml" dfs.namenode.rpc-address)"
+for m in hhh hhh-l; do
+  cp -r "${home}/etc/hadoop" "${tmp}/single-${m}"
+  "${cluster}" apply-mode --mode "${m}" --conf-dir "${tmp}/single-${m}" >/dev/null
+  assert_eq "${m}: DataNodes run the DataTransfer plugin" \
+    org.hadoophpc.hdfs.transfer.RdmaDataTransferPlugin \
+    "$(value "${tmp}/single-${m}/hdfs-site.xml" dfs.datanode.plugins)"
+  assert_eq "${m}: NameNode plugin kept" org.hadoophpc.hdfs.hhh.HhhNameNodePlugin \
+    "$(value "${tmp}/single-${m}/hdfs-site.xml" dfs.namenode.plugins)"
+done
 
 echo "== start with a failing and an unreachable worker (stub ssh, 2 sessions at a time)"
 printf 'hm\nhw1\nhw2\nhw3\nhw4\n' >"${tmp}/hosts5"

@@ -585,7 +585,9 @@ hpc_xml_escape() {
 ## hpc_conf_merge BASE OVERLAY: prints the Hadoop configuration file BASE with the properties of
 ## OVERLAY merged in: a property of OVERLAY replaces BASE's property of the same name where it
 ## stands (comments of the overlay's property go with it), the others are added at the end, in
-## OVERLAY's order. Everything else of BASE is kept as it is.
+## OVERLAY's order. Lists of plugins (names ending in ".plugins", e.g. dfs.datanode.plugins)
+## are joined instead: BASE's classes, then the overlay's not already there. Everything else of
+## BASE is kept as it is.
 hpc_conf_merge() {
   awk '
     function prop_name(block,   m) {
@@ -595,6 +597,21 @@ hpc_conf_merge() {
         return m
       }
       return ""
+    }
+    function prop_value(block,   m) {
+      if (match(block, /<value>[^<]*<\/value>/)) return substr(block, RSTART + 7, RLENGTH - 15)
+      return ""
+    }
+    # the comma-separated classes of first, then those of second not in first
+    function joined(first, second,   parts, seen, n, i, c, out) {
+      out = ""
+      n = split(first "," second, parts, ",")
+      for (i = 1; i <= n; i++) {
+        c = parts[i]
+        gsub(/^[ \t\n]+|[ \t\n]+$/, "", c)
+        if (c != "" && !(c in seen)) { seen[c] = 1; out = out (out == "" ? "" : ",") c }
+      }
+      return out
     }
     FNR == 1 { part++ }
     part == 1 {
@@ -617,7 +634,15 @@ hpc_conf_merge() {
         if ($0 ~ /<\/property>/) {
           inprop = 0
           name = prop_name(block)
-          if (name in over) { printf "%s", over[name]; used[name] = 1 }
+          if (name in over) {
+            merged = over[name]
+            if (name ~ /\.plugins$/) {
+              v = joined(prop_value(block), prop_value(merged))
+              sub(/<value>[^<]*<\/value>/, "<value>" v "</value>", merged)
+            }
+            printf "%s", merged
+            used[name] = 1
+          }
           else printf "%s", block
         }
         next

@@ -13,6 +13,7 @@ import org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.HhhFsDatasetBridge;
 import org.apache.hadoop.io.nativeio.NativeIO;
 import org.apache.hadoop.util.ExitUtil;
 import org.apache.hadoop.util.StringUtils;
+import org.hadoophpc.hdfs.transfer.PrivilegedPortCheck;
 import org.hadoophpc.nativeio.HpcCacheManipulator;
 import org.hadoophpc.nativeio.HpcNative;
 import org.slf4j.Logger;
@@ -21,7 +22,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The DataNode of the tarball ({@code bin/hdfs datanode}): stock's DataNode, started after
  * {@link #prepare} has installed memory locking through libhpcnative and checked and applied
- * the HHH mode. A misconfigured mode stops it before it starts, with one line naming the key.
+ * the HHH mode. A misconfigured mode, or a secure set-up the transfer plugin would weaken, stops
+ * it before it starts, with one line naming the keys.
  */
 public final class HpcDataNode {
   private static final Logger LOG = LoggerFactory.getLogger(HpcDataNode.class);
@@ -32,12 +34,14 @@ public final class HpcDataNode {
   }
 
   /**
-   * Installs {@link HpcCacheManipulator} and applies the HHH mode to {@code conf} (which the
+   * Refuses a secure set-up the transfer plugin would weaken ({@link PrivilegedPortCheck}),
+   * installs {@link HpcCacheManipulator} and applies the HHH mode to {@code conf} (which the
    * DataNode must then be created with); MiniDFSCluster tests call it the same way.
    *
-   * @throws IllegalArgumentException naming the key of a misconfigured mode
+   * @throws IllegalArgumentException naming the key of a misconfigured mode or set-up
    */
   public static HhhDataNodeSetup prepare(Configuration conf) {
+    PrivilegedPortCheck.checkDataNode(conf);
     HpcCacheManipulator.Installed installed = HpcCacheManipulator.install();
     boolean canLock = installed != HpcCacheManipulator.Installed.NONE;
     long limit = canLock ? NativeIO.POSIX.getCacheManipulator().getMemlockLimit() : 0;

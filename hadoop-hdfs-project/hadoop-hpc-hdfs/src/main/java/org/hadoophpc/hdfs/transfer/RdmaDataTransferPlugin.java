@@ -17,8 +17,8 @@ import javax.net.SocketFactory;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.hdfs.server.datanode.HpcDataNodeBridge;
-import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.util.ServicePlugin;
+import org.hadoophpc.nativeio.RdmaDevices;
 import org.hadoophpc.net.Listener;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportFactory;
@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * transfer address at port + {@code dfs.hpc.datatransfer.port.offset}), so block reads,
  * writes, checksums, tokens, SASL, xceiver limits and restart OOB acks are HDFS's own code. Pipeline mirrors from
  * this DataNode use the transport too ({@link RdmaSocketFactory} on its transport). Started
- * after the stock servers; a failure here leaves TCP serving and logs why.
+ * after the stock servers; a failure here leaves TCP serving and logs why. Whether it listens
+ * at all is {@link TransferUse}'s rule (not on a node without RDMA unless asked); its counters
+ * are the metrics2 source {@code HpcDataTransfer-<transfer port>} ({@link TransferMetricsSource}).
  */
 public class RdmaDataTransferPlugin implements ServicePlugin {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaDataTransferPlugin.class);
@@ -45,31 +47,43 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
   private DataNode dn;
   private SocketFactory stockFactory;
   private TransferMetrics metrics;
+  private TransferMetricsSource source;
 
   @Override
   public void start(Object service) {
     dn = (DataNode) service;
     Configuration conf = dn.getConf();
-    TransferConf tc;
-    try {
-      tc = TransferConf.from(conf);
-    } catch (IllegalArgumentException e) {
-      LOG.error("HDFS DataTransfer stays on TCP: {}", e.getMessage());
-      return;
-    }
-    if (!tc.enabled) {
-      LOG.info("HDFS DataTransfer: TCP only ({}=false)", TransferConf.ENABLED_KEY);
-      return;
-    }
-    String insecure = privilegedPortWithoutSasl(conf, dn.getXferAddress());
-    if (insecure != null) {
-      LOG.error("HDFS DataTransfer stays on TCP: {}", insecure);
-      return;
-    }
     InetSocketAddress xfer = dn.getXferAddress();
     metrics = TransferMetrics.server(xfer.getPort());
+    source = TransferMetricsSource.register(metrics);
+    TransferConf tc;
+    TransferUse.Decision use;
+    try {
+      tc = TransferConf.from(conf);
+      use = TransferUse.decide(tc, conf, RdmaDevices::probe);
+    } catch (IllegalArgumentException e) {
+      stockTcp(true, e.getMessage());
+      return;
+    }
+    if (use.stockTcp()) {
+      stockTcp(false, use.whyStockTcp());
+      return;
+    }
+    // HpcDataNode.prepare refuses this set-up before the DataNode starts; this covers
+    // DataNodes started otherwise (a stock bin/hdfs, MiniDFSCluster).
+    String insecure = PrivilegedPortCheck.problem(conf, xfer.getPort());
+    if (insecure != null) {
+      stockTcp(true, insecure);
+      return;
+    }
     try {
       transport = TransportFactory.create(conf);
+      String fellBack = TransferUse.whyStockTcpOnceOpen(tc, conf, transport.name());
+      if (fellBack != null) {
+        closeTransport();
+        stockTcp(false, fellBack);
+        return;
+      }
       if (tc.portOffset == 0 && "tcp".equals(transport.name())) {
         throw new IOException("the tcp transport cannot share the TCP transfer port "
             + xfer.getPort() + ": set " + TransferConf.PORT_OFFSET_KEY + " (same on every node)");
@@ -99,10 +113,11 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
       wakeStockServer(xfer);
       listener = transport.listen(at, handler);
     } catch (IOException | RuntimeException e) {
-      LOG.error("HDFS DataTransfer stays on TCP: {}", e.getMessage());
       closeTransport();
+      stockTcp(true, e.getMessage());
       return;
     }
+    metrics.usingTransport(transport.name());
     TransferClient mirrors = new TransferClient(tc, transport, null, metrics,
         TransferMetrics.Role.MIRROR);
     stockFactory = HpcDataNodeBridge.setTransferSocketFactory(dn, new RdmaSocketFactory(mirrors));
@@ -128,22 +143,14 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
     }
   }
 
-  /**
-   * Why a secure DataNode must not serve the transport: with a privileged TCP transfer port and
-   * neither SASL protection nor encryption, HDFS trusts the port and skips its handshake, and
-   * the transport's endpoint is not privileged. Null when that is not the set-up.
-   */
-  static String privilegedPortWithoutSasl(Configuration conf, InetSocketAddress xfer) {
-    if (!UserGroupInformation.isSecurityEnabled() || xfer.getPort() >= 1024) {
-      return null;
+  /** The DataNode serves stock TCP only: one line (ERROR for a failure), and the bean says why. */
+  private void stockTcp(boolean failure, String why) {
+    metrics.usingStockTcp(why);
+    if (failure) {
+      LOG.error("HDFS DataTransfer stays on stock TCP: {}", why);
+    } else {
+      LOG.info("HDFS DataTransfer: stock TCP only ({})", why);
     }
-    if (!conf.getTrimmed("dfs.data.transfer.protection", "").isEmpty()
-        || conf.getBoolean("dfs.encrypt.data.transfer", false)) {
-      return null;
-    }
-    return "dfs.datanode.address uses privileged port " + xfer.getPort() + " without "
-        + "dfs.data.transfer.protection: HDFS would skip SASL on the transport's endpoint too. "
-        + "Set dfs.data.transfer.protection, or " + TransferConf.ENABLED_KEY + "=false";
   }
 
   /** The counters of this DataNode's endpoint (null until started). */
@@ -153,6 +160,10 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
 
   @Override
   public void stop() {
+    if (source != null) {
+      source.unregister();
+      source = null;
+    }
     if (dn != null && stockFactory != null) {
       HpcDataNodeBridge.setTransferSocketFactory(dn, stockFactory);
       stockFactory = null;

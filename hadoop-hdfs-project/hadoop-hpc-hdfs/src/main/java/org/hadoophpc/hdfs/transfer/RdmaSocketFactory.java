@@ -15,7 +15,8 @@ import org.apache.hadoop.conf.Configuration;
 
 /**
  * HDFS clients' (and DataNode mirrors') sockets to DataNodes' transfer ports, over the hpc
- * transport where the DataNode serves it, else over TCP, decided per connection. Clients turn
+ * transport where the DataNode serves it, else over TCP, decided per connection (and for the
+ * whole process by the rule of {@link TransferUse}: stock TCP on a node without RDMA). Clients turn
  * it on with {@code hadoop.rpc.socket.factory.class.ClientProtocol}: in Hadoop 3.5 DFSClient
  * uses that factory only for DataTransfer sockets (its RPC uses the default factory), so Hadoop
  * RPC never comes here. Equal to every other instance, as IPC's client cache expects of
@@ -36,7 +37,7 @@ public class RdmaSocketFactory extends SocketFactory implements Configurable {
   @Override
   public void setConf(Configuration conf) {
     this.conf = conf;
-    this.client = TransferClient.shared(conf);
+    this.client = TransferUse.client(conf);
   }
 
   @Override
@@ -46,7 +47,7 @@ public class RdmaSocketFactory extends SocketFactory implements Configurable {
 
   private TransferClient client() {
     if (client == null) {
-      client = TransferClient.shared(new Configuration());
+      client = TransferUse.client(new Configuration());
     }
     return client;
   }

@@ -13,8 +13,16 @@ import org.hadoophpc.net.TransportConfigKeys;
  * {@link RdmaDataTransferPlugin}, clients and mirrors in {@link RdmaSocketFactory}.
  */
 public final class TransferConf {
-  /** Whether HDFS block transfers use the transport (the plugin and factory still must be set). */
+  /**
+   * Whether HDFS block transfers use the transport (the plugin and factory still must be set):
+   * {@code auto} (default) = where the transport is RDMA or the tcp transport was asked for
+   * (the rule: {@link TransferUse}), {@code true} = always, {@code false} = never.
+   */
   public static final String ENABLED_KEY = "dfs.hpc.datatransfer.enabled";
+
+  /** The values of {@link #ENABLED_KEY}. */
+  public enum Enabled { AUTO, TRUE, FALSE }
+
   /** No fallback to TCP: a stream that cannot use the transport fails, naming this key. */
   public static final String STRICT_KEY = "dfs.hpc.datatransfer.strict";
   /**
@@ -36,7 +44,9 @@ public final class TransferConf {
   /** Accepted streams waiting for an xceiver thread before new ones are refused (BUSY). */
   public static final String ACCEPT_QUEUE_KEY = "dfs.hpc.datatransfer.accept.queue";
 
+  /** Not turned off ({@link Enabled#AUTO} or {@link Enabled#TRUE}). */
   final boolean enabled;
+  final Enabled enabledValue;
   final boolean strict;
   final int portOffset;
   final int connectTimeoutMs;
@@ -48,7 +58,8 @@ public final class TransferConf {
   final long parkMaxMs;
 
   private TransferConf(Configuration conf) {
-    enabled = conf.getBoolean(ENABLED_KEY, true);
+    enabledValue = enabled(conf);
+    enabled = enabledValue != Enabled.FALSE;
     strict = conf.getBoolean(STRICT_KEY, false);
     portOffset = conf.getInt(PORT_OFFSET_KEY, 0);
     connectTimeoutMs = (int) conf.getTimeDuration(CONNECT_TIMEOUT_KEY, 3000,
@@ -71,6 +82,24 @@ public final class TransferConf {
 
   public static TransferConf from(Configuration conf) {
     return new TransferConf(conf);
+  }
+
+  /** {@code conf}'s settings with the transport turned off (clients of stock TCP). */
+  static TransferConf stockTcp(Configuration conf) {
+    Configuration off = new Configuration(conf);
+    off.set(ENABLED_KEY, "false");
+    return new TransferConf(off);
+  }
+
+  /** {@link #ENABLED_KEY} of {@code conf}; anything but auto/true/false is refused. */
+  static Enabled enabled(Configuration conf) {
+    String v = conf.getTrimmed(ENABLED_KEY, "auto");
+    for (Enabled e : Enabled.values()) {
+      if (e.name().equalsIgnoreCase(v)) {
+        return e;
+      }
+    }
+    throw new IllegalArgumentException(ENABLED_KEY + "=" + v + ": expected auto, true or false");
   }
 
   private static void check(boolean ok, String key, long value) {

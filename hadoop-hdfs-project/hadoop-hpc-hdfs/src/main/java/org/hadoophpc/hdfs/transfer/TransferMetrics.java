@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * What crossed the transport for HDFS DataTransfer in one process role: connections opened by
  * role and transport, bytes in and out over the transport, fallbacks to TCP by reason. One
  * instance per DataNode endpoint and one per client process, found by name
- * ({@link #of(String)}) so tests and the INFO line read the same numbers.
+ * ({@link #of(String)}) so tests and the INFO line read the same numbers; metrics2 and JMX
+ * read them through {@link TransferMetricsSource}. Thread-safe.
  */
 public final class TransferMetrics {
   /** Who opened or accepted the connection. */
@@ -32,6 +33,8 @@ public final class TransferMetrics {
   private final Map<Fallback, AtomicLong> fallbacks = new EnumMap<>(Fallback.class);
   private final AtomicLong bytesIn = new AtomicLong();
   private final AtomicLong bytesOut = new AtomicLong();
+  private volatile String transport = "none";
+  private volatile String stockTcpReason = "not started";
 
   private TransferMetrics(String name) {
     this.name = name;
@@ -61,6 +64,28 @@ public final class TransferMetrics {
 
   public String name() {
     return name;
+  }
+
+  /** Streams go over {@code name} ("verbs", "tcp") where the peer serves it. */
+  void usingTransport(String name) {
+    stockTcpReason = "";
+    transport = name;
+  }
+
+  /** Streams go over stock TCP only, because of {@code reason}. */
+  void usingStockTcp(String reason) {
+    transport = "none";
+    stockTcpReason = reason;
+  }
+
+  /** The transport streams use where they can ("verbs", "tcp"), or "none". */
+  public String transport() {
+    return transport;
+  }
+
+  /** Why {@link #transport()} is "none" (empty otherwise). */
+  public String stockTcpReason() {
+    return stockTcpReason;
   }
 
   void opened(Role role) {
@@ -114,7 +139,7 @@ public final class TransferMetrics {
 
   @Override
   public String toString() {
-    return name + ": connections over the transport " + overTransport + ", over tcp " + overTcp
+    return name + ": transport " + transport + ", connections over it " + overTransport + ", over tcp " + overTcp
         + ", bytes in " + bytesIn + ", out " + bytesOut + ", fallbacks " + fallbacks;
   }
 }

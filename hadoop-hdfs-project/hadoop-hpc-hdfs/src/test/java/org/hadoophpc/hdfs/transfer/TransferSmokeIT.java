@@ -7,7 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
+import java.util.Set;
+
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -16,9 +24,13 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.test.GenericTestUtils;
 import org.junit.jupiter.api.Test;
 
-/** Files written and read with replication 3 over the transport, strict. */
+/**
+ * Files written and read with replication 3 over the transport, strict; the counters read in
+ * process and as a user reads them, from the JMX beans.
+ */
 class TransferSmokeIT {
 
   @Test
@@ -64,7 +76,58 @@ class TransferSmokeIT {
           + "transport for " + total + " bytes written with replication 3\n" + all);
       assertTrue(out >= total, "DataNodes sent " + out + " for " + total + " read\n" + all);
       assertTrue(mirrors >= 2 * 7, "mirror streams: " + mirrors + "\n" + all);
+      beansSayTheSame(cluster, 3 * total);
     }
+  }
+
+  /**
+   * What a user sees in JMX (/jmx of the DataNode's web server reads the same MBeans): each
+   * DataNode's HpcDataTransfer-&lt;port&gt; bean and the process's client bean name the tcp
+   * transport and count the streams and bytes. A bean shows a snapshot up to one metrics
+   * period old (1 s in the test resources), so the totals are awaited first.
+   */
+  private static void beansSayTheSame(MiniDFSCluster cluster, long minBytesIn) throws Exception {
+    MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+    List<ObjectName> dns = new ArrayList<>();
+    for (DataNode dn : cluster.getDataNodes()) {
+      dns.add(new ObjectName("Hadoop:service=DataNode,name=HpcDataTransfer-"
+          + dn.getXferAddress().getPort()));
+    }
+    GenericTestUtils.waitFor(() -> sum(jmx, dns, "TransportBytesIn") >= minBytesIn, 200, 30_000);
+    for (ObjectName dn : dns) {
+      StringBuilder shown = new StringBuilder(dn.toString());
+      for (String a : new String[] {"tag.Transport", "ServerConnectionsOverTransport",
+          "MirrorConnectionsOverTransport", "TransportBytesIn", "TransportBytesOut", "Fallbacks"}) {
+        shown.append(' ').append(a).append('=').append(jmx.getAttribute(dn, a));
+      }
+      System.out.println(shown);
+      assertEquals("tcp", jmx.getAttribute(dn, "tag.Transport"), dn.toString());
+      assertEquals("", jmx.getAttribute(dn, "tag.StockTcpReason"), dn.toString());
+      assertEquals(0L, jmx.getAttribute(dn, "Fallbacks"), dn.toString());
+      assertEquals(0L, jmx.getAttribute(dn, "MirrorConnectionsOverStockTcp"), dn.toString());
+    }
+    assertTrue(sum(jmx, dns, "ServerConnectionsOverTransport") > 0);
+    assertTrue(sum(jmx, dns, "MirrorConnectionsOverTransport") >= 2 * 7);
+    assertTrue(sum(jmx, dns, "TransportBytesOut") > 0);
+    Set<ObjectName> clients = jmx.queryNames(
+        new ObjectName("Hadoop:service=*,name=HpcDataTransfer-client"), null);
+    assertEquals(1, clients.size(), "client beans: " + clients);
+    ObjectName client = clients.iterator().next();
+    GenericTestUtils.waitFor(() -> sum(jmx, List.of(client), "ClientConnectionsOverTransport")
+        > 0, 200, 30_000);
+    assertEquals("tcp", jmx.getAttribute(client, "tag.Transport"));
+  }
+
+  private static long sum(MBeanServer jmx, List<ObjectName> beans, String attribute) {
+    long n = 0;
+    for (ObjectName b : beans) {
+      try {
+        n += (Long) jmx.getAttribute(b, attribute);
+      } catch (JMException e) {
+        throw new AssertionError(b + " " + attribute + ": " + e, e);
+      }
+    }
+    return n;
   }
 
   private static long serverBytesIn(MiniDFSCluster cluster) {

@@ -73,6 +73,21 @@ final class TransferClient {
       } catch (IOException | RuntimeException e) {
         why = e.getMessage();
       }
+      String stock = t == null ? null : TransferUse.whyStockTcpOnceOpen(conf, c, t.name());
+      if (stock != null) {
+        try {
+          t.close();
+        } catch (IOException e) {
+          LOG.debug("closing the HDFS transfer transport", e);
+        }
+        t = null;
+        why = stock;
+      }
+    }
+    if (t != null) {
+      TransferMetrics.client().usingTransport(t.name());
+    } else {
+      TransferMetrics.client().usingStockTcp(why);
     }
     LOG.info("HDFS DataTransfer from this process: {}", t != null
         ? "over the " + t.name() + " transport (endpoint = transfer port "

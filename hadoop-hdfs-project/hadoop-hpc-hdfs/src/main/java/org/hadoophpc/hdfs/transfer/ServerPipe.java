@@ -137,8 +137,10 @@ final class ServerPipe extends Pipe {
     synchronized (this) {
       consumed += n;
       ack = consumed;
-      boolean drained = queued() == 0;
-      if (ack > reported && (drained || ack - reported >= Math.max(1, window / 2))) {
+      // Credit goes back on its own (an EMPTY answer) only when the client may be held by it:
+      // half the window or more unacknowledged. Otherwise the next ACK or DATA answer carries
+      // it, and a request/response exchange costs no extra messages.
+      if (ack > reported && received - reported >= Math.max(1, window / 2)) {
         if (parked.isEmpty()) {
           creditOwed = true;
         } else {

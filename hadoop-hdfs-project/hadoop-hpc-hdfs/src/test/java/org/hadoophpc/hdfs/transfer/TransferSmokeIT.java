@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -18,13 +21,18 @@ import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileContext;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.test.GenericTestUtils;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,12 +40,106 @@ import org.junit.jupiter.api.Test;
  * process and as a user reads them, from the JMX beans.
  */
 class TransferSmokeIT {
+  private static Configuration conf;
+  private static MiniDFSCluster cluster;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    conf = TransferCluster.conf("transfer-smoke", true);
+    conf.setInt("dfs.replication", 3);
+    cluster = TransferCluster.start(conf, 3);
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  /**
+   * Differential: a file written over the transport with FileContext (hflush, hsync, then an
+   * append through FileSystem) reads back byte for byte the same over the transport and with a
+   * stock client (plain TCP), whole and by pread; a file the stock client wrote reads the same
+   * over the transport. No stream fell back to TCP.
+   */
+  @Test
+  void theTransportAndStockTcpSeeTheSameBytes() throws Exception {
+    Configuration stockConf = new Configuration(conf);
+    stockConf.unset("hadoop.rpc.socket.factory.class.ClientProtocol");
+    stockConf.set("dfs.client.context", "stock-tcp"); // its own peer cache
+    long fallbacksBefore = TransferMetrics.client().fallbacks();
+    long streamsBefore = TransferMetrics.client().connections(TransferMetrics.Role.CLIENT);
+    Random r = new Random(7);
+    byte[] data = new byte[2 * TransferCluster.BLOCK + 777];
+    r.nextBytes(data);
+    int[] cuts = {100_000, TransferCluster.BLOCK + 5, 2 * TransferCluster.BLOCK};
+    FileContext fc = FileContext.getFileContext(cluster.getURI(), conf);
+    try (FileSystem hpc = FileSystem.newInstance(cluster.getURI(), conf);
+        FileSystem stock = FileSystem.newInstance(cluster.getURI(), stockConf)) {
+      Path p = new Path("/diff/flushed");
+      try (FSDataOutputStream out = fc.create(p, EnumSet.of(CreateFlag.CREATE),
+          Options.CreateOpts.createParent())) {
+        out.write(data, 0, cuts[0]);
+        out.hflush();
+        assertArrayEquals(Arrays.copyOf(data, cuts[0]), head(stock, p, cuts[0]),
+            "hflushed bytes as a stock reader sees them");
+        out.write(data, cuts[0], cuts[1] - cuts[0]);
+        out.hsync();
+        assertArrayEquals(Arrays.copyOf(data, cuts[1]), head(hpc, p, cuts[1]),
+            "hsynced bytes over the transport");
+        out.write(data, cuts[1], cuts[2] - cuts[1]);
+      }
+      try (FSDataOutputStream out = hpc.append(p)) {
+        out.write(data, cuts[2], data.length - cuts[2]);
+      }
+      assertArrayEquals(data, all(stock, p), "stock TCP reader");
+      assertArrayEquals(data, all(hpc, p), "transport reader");
+      try (FSDataInputStream in = fc.open(p)) {
+        byte[] b = new byte[data.length];
+        in.readFully(0, b);
+        assertArrayEquals(data, b, "FileContext over the transport");
+      }
+      try (FSDataInputStream a = hpc.open(p); FSDataInputStream b = stock.open(p)) {
+        for (int i = 0; i < 50; i++) {
+          long at = Math.floorMod(r.nextLong(), data.length - 4096);
+          byte[] x = new byte[4096];
+          byte[] y = new byte[4096];
+          a.readFully(at, x);
+          b.readFully(at, y);
+          assertArrayEquals(y, x, "pread at " + at);
+          assertArrayEquals(Arrays.copyOfRange(data, (int) at, (int) at + 4096), x);
+        }
+      }
+      Path q = new Path("/diff/by-stock");
+      try (FSDataOutputStream out = stock.create(q)) {
+        out.write(data);
+      }
+      assertArrayEquals(data, all(hpc, q), "a stock-written file over the transport");
+    }
+    TransferMetrics client = TransferMetrics.client();
+    assertEquals(0, client.fallbacks() - fallbacksBefore, client.toString());
+    assertTrue(client.connections(TransferMetrics.Role.CLIENT) > streamsBefore,
+        client.toString());
+  }
+
+  private static byte[] head(FileSystem fs, Path p, int n) throws IOException {
+    byte[] b = new byte[n];
+    try (FSDataInputStream in = fs.open(p)) {
+      in.readFully(0, b);
+    }
+    return b;
+  }
+
+  private static byte[] all(FileSystem fs, Path p) throws IOException {
+    try (FSDataInputStream in = fs.open(p)) {
+      return in.readAllBytes();
+    }
+  }
 
   @Test
   void filesGoOverTheTransportWithTheirMirrors() throws Exception {
-    Configuration conf = TransferCluster.conf("transfer-smoke", true);
-    conf.setInt("dfs.replication", 3);
-    try (MiniDFSCluster cluster = TransferCluster.start(conf, 3)) {
+    {
       FileSystem fs = cluster.getFileSystem();
       long before = serverBytesIn(cluster);
       long fallbacksBefore = TransferMetrics.client().fallbacks(); // other tests share the JVM

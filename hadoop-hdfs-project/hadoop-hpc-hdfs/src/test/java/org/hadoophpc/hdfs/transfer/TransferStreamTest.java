@@ -242,6 +242,52 @@ class TransferStreamTest {
     }
   }
 
+  /**
+   * Idle streams hold no registered memory on either side (a DataNode may keep thousands of
+   * cached client peers): 300 streams, each after one exchange, leave both transports' pools
+   * with nothing in use (parked PULLs are ids, not buffers).
+   */
+  @Test
+  void idleStreamsHoldNoRegisteredMemory() throws Exception {
+    java.util.List<Socket> sockets = new java.util.ArrayList<>();
+    java.util.List<Peer> accepted = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < 300; i++) {
+        Socket s = connect();
+        Peer p = accept();
+        sockets.add(s);
+        accepted.add(p);
+        NetUtils.getOutputStream(s, 5000).write(i & 0x7f);
+        assertEquals(i & 0x7f, p.getInputStream().read());
+        p.getOutputStream().write(1);
+        p.getOutputStream().flush();
+        assertEquals(1, NetUtils.getInputStream(s, 5000).read());
+      }
+      waitUntil(() -> server.registeredMemory().usedBytes() == 0
+          && clientTransport.registeredMemory().usedBytes() == 0,
+          () -> "in use with 300 idle streams: DataNode " + server.registeredMemory()
+              + ", client " + clientTransport.registeredMemory());
+    } finally {
+      for (Socket s : sockets) {
+        s.close();
+      }
+      for (Peer p : accepted) {
+        p.close();
+      }
+    }
+  }
+
+  private static void waitUntil(java.util.function.BooleanSupplier ok,
+      java.util.function.Supplier<String> why) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!ok.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError(why.get());
+      }
+      sleep(20);
+    }
+  }
+
   @Test
   void readTimeoutIsHadoopsSocketTimeout() throws Exception {
     try (Socket s = connect()) {

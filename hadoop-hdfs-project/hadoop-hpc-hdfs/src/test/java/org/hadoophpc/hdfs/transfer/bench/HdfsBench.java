@@ -117,6 +117,7 @@ public final class HdfsBench {
       double[][] w = new double[2][rounds];
       double[][] r = new double[2][rounds];
       double[][] p = new double[2][rounds];
+      double[][] cpu = new double[2][rounds];
       for (int round = 0; round < rounds; round++) {
         for (int k = 0; k < 2; k++) {
           int which = (round % 2 == 0) ? k : 1 - k; // alternate who goes first
@@ -129,6 +130,7 @@ public final class HdfsBench {
             }
           }
           long t1 = System.nanoTime();
+          long c1 = processCpuNanos();
           byte[] buf = new byte[1 << 20];
           try (FSDataInputStream in = fs.open(f)) {
             while (in.read(buf) > 0) {
@@ -136,6 +138,7 @@ public final class HdfsBench {
             }
           }
           long t2 = System.nanoTime();
+          cpu[which][round] = (processCpuNanos() - c1) / 1e9 / (size / 1e9);
           Random rnd = new Random(round);
           byte[] small = new byte[4096];
           try (FSDataInputStream in = fs.open(f)) {
@@ -172,6 +175,9 @@ public final class HdfsBench {
           + " ratio=%.2f%n", s, rs, rh, rh / rs);
       System.out.printf(Locale.ROOT, "RESULT hdfs-random-read-latency size=%s stock=%.1fus "
           + "hpc=%.1fus ratio=%.2f%n", s, ps, ph, ph / ps);
+      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-cpu size=%s stock=%.2fs/GB "
+          + "hpc=%.2fs/GB ratio=%.2f (client and DataNodes, one process)%n", s, median(cpu[0]),
+          median(cpu[1]), median(cpu[1]) / median(cpu[0]));
       System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-throughput size=%s stock=%.1fMB/s "
           + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, ws), mbps(size, wh), ws / wh);
       System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-throughput size=%s stock=%.1fMB/s "
@@ -180,6 +186,12 @@ public final class HdfsBench {
     if (out != null) {
       out.close();
     }
+  }
+
+  /** CPU time of this process (client and DataNodes), all threads. */
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+        .getOperatingSystemMXBean()).getProcessCpuTime();
   }
 
   private static double mbps(long bytes, double ms) {

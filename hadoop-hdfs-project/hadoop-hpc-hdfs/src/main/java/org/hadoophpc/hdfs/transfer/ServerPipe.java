@@ -42,6 +42,8 @@ final class ServerPipe extends Pipe {
   private int nextUp;
   private int downSeq;
   private final java.util.HashMap<Integer, Buffer> early = new java.util.HashMap<>();
+  /** File ranges from this size go by the transport's sendfile (where it has one). */
+  static final int SENDFILE_MIN = 32 * 1024;
   /** The transport sends block files itself (tcp); then file answers not yet sent. */
   private final boolean sendsFiles;
   private int filesInFlight;
@@ -207,6 +209,8 @@ final class ServerPipe extends Pipe {
     while (left > 0 || (prefix != null && prefix.hasRemaining())) {
       int pre = prefix == null ? 0 : Math.min(prefix.remaining(), chunk);
       int n = Math.min(left, chunk - pre);
+      // small ranges (preads) are copied: no wait for the transport's thread at flush
+      boolean fromFile = sendsFiles && n >= SENDFILE_MIN;
       Buffer b = null;
       long id = -1;
       long ack = 0;
@@ -214,14 +218,14 @@ final class ServerPipe extends Pipe {
       synchronized (this) {
         checkOpen();
         if (!parked.isEmpty()) {
-          b = pool.allocate(TransferWire.ANSWER_HEADER + pre + (sendsFiles ? 0 : n));
+          b = pool.allocate(TransferWire.ANSWER_HEADER + pre + (fromFile ? 0 : n));
           if (b != null) {
             id = parked.poll();
             parkedSince.poll();
             ack = consumed;
             reported = ack;
             seq = downSeq++;
-            if (sendsFiles && n > 0) {
+            if (fromFile) {
               filesInFlight++;
             }
           }
@@ -240,7 +244,7 @@ final class ServerPipe extends Pipe {
         prefix.limit(limit);
       }
       long at = position + (count - left);
-      if (sendsFiles && n > 0) {
+      if (fromFile) {
         nio.flip();
         try {
           connection.respondFile(id, b, file, at, n, fileSent);

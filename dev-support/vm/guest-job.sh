@@ -90,7 +90,7 @@ http_get() {
     cat <&3' "${ip}" "$1" "$2" 2>/dev/null
 }
 
-## jmx_number JSON NAME: the first number field NAME of a JMX answer.
+## jmx_number JSON NAME: the first number field NAME of a JSON answer (JMX, WebHDFS).
 jmx_number() {
   sed -n "s/.*\"$2\" *: *\\([0-9][0-9]*\\).*/\\1/p" <<<"$1" | head -n 1
 }
@@ -149,7 +149,7 @@ conf="${H}/etc/hadoop"
 sed -i "s/127\\.0\\.0\\.1/${ip}/g" "${conf}"/*.xml
 echo "${ip}" >"${conf}/workers"
 mkdir -p "${conf}/modes/vm-lane"
-# Small JVMs for 3 GB and 2 vCPUs under TCG: C1 only, serial GC, small heaps and pools.
+# Small JVMs for 4 GB and 2 vCPUs under TCG: C1 only, serial GC, small heaps and pools.
 jvm="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData"
 lane_conf "${conf}/modes/vm-lane/core-site.xml" \
   hadoop.hpc.transport verbs \
@@ -218,10 +218,12 @@ hw_mark
 uber=-Dmapreduce.job.ubertask.enable=true
 hadoop_job "teragen ${rows} rows" "${work}/teragen.log" teragen "${uber}" \
   -Dmapreduce.job.maps=2 "${rows}" /vm/in || give_up "teragen did not run: nothing to sort"
-written=$(counter "${work}/teragen.log" 'HDFS: Number of bytes written')
+# What HDFS holds (hdfs dfs -du, through WebHDFS): in uber mode the job's byte counters also
+# count the ApplicationMaster's own files.
+written=$(jmx_number "$(http_get 9870 '/webhdfs/v1/vm/in?op=GETCONTENTSUMMARY')" length)
 gen_sum=$(counter "${work}/teragen.log" 'CHECKSUM')
-[[ "${written:-0}" -eq "${bytes}" ]] && pass "HDFS: Number of bytes written=${written}" ||
-  fail "teragen wrote ${bytes} bytes to HDFS (counter: '${written}')"
+[[ "${written:-0}" -eq "${bytes}" ]] && pass "/vm/in holds ${written} bytes" ||
+  fail "/vm/in holds ${bytes} bytes (content summary: '${written}')"
 # TeraGen has no shuffle: what rxe0 carried here is HDFS (replication 1: client -> DataNode).
 packets_at_least teragen "${bytes}"
 
@@ -294,6 +296,13 @@ n_verbs=$(xargs -r grep -l "${said}" <<<"${logs}" | grep -c .)
   pass "HDFS clients of all ${n_logs} containers over the verbs transport (strict)" ||
   fail "HDFS clients of ${n_verbs} of ${n_logs} containers over the verbs transport" \
     "$(xargs -r grep -h 'HDFS DataTransfer from this process' <<<"${logs}" | sort | uniq -c)"
+# Strict clients fail a stream instead of falling back: the jobs may still succeed (a task is
+# retried, a history copy given up), so every refusal in any log is a failure here.
+mapfile -t client_logs < <(printf '%s\n' "${work}"/tera*.log "${logs}" | grep -v '^$')
+refusals=$(grep -h 'cannot use the transport' "${client_logs[@]}" 2>/dev/null)
+[[ -z "${refusals}" ]] && pass "no HDFS transfer stream refused the transport (clients' logs)" ||
+  fail "$(grep -c 'cannot use the transport' <<<"${refusals}") HDFS transfer streams could not use the transport (strict)" \
+    "$(head -n 10 <<<"${refusals}")"
 grep -q 'HDFS DataTransfer from this process: over the verbs transport' "${work}/teragen.log" &&
   pass "the job client's HDFS DataTransfer over the verbs transport" ||
   fail "the job client's HDFS DataTransfer over the verbs transport" \

@@ -105,7 +105,9 @@ if [[ -f "${tarball}" ]]; then
   bash "${repo}/dev-support/vm/guest-job.sh" "${tarball}" /tmp/hpc-job "${results}" 2>&1 |
     tee "${out}/job.log"
   result job_rc "${PIPESTATUS[0]}"
+  rm -rf "${out}/job-logs"
   cp -r /tmp/hpc-job/hadoop-hpc-*/logs "${out}/job-logs" 2>/dev/null
+  cp /tmp/hpc-job/*.log "${out}/job-logs/" 2>/dev/null
 else
   say "FAIL: no tarball in ${snapshot} (the whole job cannot run)"
   result job_rc 1

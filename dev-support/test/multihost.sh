@@ -324,20 +324,15 @@ printf '%s\n' "${NODES[@]}" >"${work}/hosts"
 # containers for 3 NodeManagers on 2 cores.
 cp -r "${H}/etc/hadoop" "${work}/base"
 mkdir -p "${work}/base/modes/lane"
-lane_conf() {
-  local file=$1
-  shift
-  {
-    echo '<?xml version="1.0" encoding="UTF-8"?>'
-    echo '<configuration>'
-    while [[ $# -gt 0 ]]; do
-      printf '  <property><name>%s</name><value>%s</value></property>\n' "$1" "$2"
-      shift 2
-    done
-    echo '</configuration>'
-  } >"${work}/base/modes/lane/${file}"
-}
-lane_conf yarn-site.xml \
+# A NodeManager that ran containers took ~17 s to stop: its finished applications stay until
+# their log deletion runs (yarn.nodemanager.log.retain-seconds, 3 h), so the stop waits for
+# them (250 ms + process-kill-wait 5 s + 1 s) and then 10 s for the log deleter's pool holding
+# the delayed deletions (Hadoop 3.5.0 NonAggregatingLogHandler.serviceStop). Deleting at once
+# ends both waits; the debug delay keeps the container logs on disk for the lane's diagnostics
+# (the DeletionService drops delayed tasks at stop instead of waiting for them).
+lane_conf "${work}/base/modes/lane/yarn-site.xml" \
+  yarn.nodemanager.log.retain-seconds 0 \
+  yarn.nodemanager.delete.debug-delay-sec 3600 \
   yarn.nm.liveness-monitor.expiry-interval-ms 12000 \
   yarn.resourcemanager.nodemanagers.heartbeat-interval-ms 1000 \
   yarn.nodemanager.resource.memory-mb 4096 \
@@ -345,10 +340,10 @@ lane_conf yarn-site.xml \
   yarn.resourcemanager.am.max-attempts 2 \
   yarn.client.nodemanager-connect.max-wait-ms 10000 \
   yarn.client.nodemanager-connect.retry-interval-ms 1000
-lane_conf hdfs-site.xml \
+lane_conf "${work}/base/modes/lane/hdfs-site.xml" \
   dfs.heartbeat.interval 1 \
   dfs.namenode.heartbeat.recheck-interval 5000
-lane_conf mapred-site.xml \
+lane_conf "${work}/base/modes/lane/mapred-site.xml" \
   mapreduce.map.memory.mb 512 \
   mapreduce.reduce.memory.mb 768 \
   yarn.app.mapreduce.am.resource.mb 768 \

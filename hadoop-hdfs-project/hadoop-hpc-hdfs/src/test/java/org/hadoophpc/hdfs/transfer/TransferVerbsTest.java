@@ -29,6 +29,7 @@ import org.apache.hadoop.net.NetUtils;
 import org.hadoophpc.nativeio.HpcNative;
 import org.hadoophpc.nativeio.RdmaDevice;
 import org.hadoophpc.nativeio.RdmaDevices;
+import org.hadoophpc.nativeio.RdmaPort;
 import org.hadoophpc.net.TransportConfigKeys;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,8 +37,9 @@ import org.junit.jupiter.api.Test;
 /**
  * HDFS files over the verbs transport, strict, on a real RDMA device (Soft-RoCE rxe0 in the VM
  * lane): DataNodes on the device's IPv4 address, endpoint offset 0 (rdma_cm's own port space),
- * clients and mirrors reaching them by that address. Cross-checked with the device's
- * {@code port_xmit_data} counter. Skips without a device unless
+ * clients and mirrors reaching them by that address. Cross-checked with the device's own packet
+ * counters ({@code hw_counters/sent_pkts} and {@code rcvd_pkts}: rxe has no
+ * {@code counters/port_xmit_data}). Skips without a device unless
  * {@code -Dhadoop.hpc.test.require.verbs=true} (dev-support/bin/test-rdma).
  */
 class TransferVerbsTest {
@@ -99,7 +101,8 @@ class TransferVerbsTest {
       overlays[i].set("dfs.datanode.http.address", "127.0.0.1:0");
       overlays[i].set("dfs.datanode.ipc.address", "127.0.0.1:0");
     }
-    long xmitBefore = portXmitData();
+    long sentBefore = hwCounter("sent_pkts");
+    long rcvdBefore = hwCounter("rcvd_pkts");
     try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(n)
         .checkDataNodeAddrConfig(true).hosts(new String[] {ip, ip}) // dfs.datanode.hostname
         .dataNodeConfOverlays(overlays).build()) {
@@ -138,19 +141,31 @@ class TransferVerbsTest {
       assertTrue(in >= 2 * total, "DataNodes received " + in + " bytes over verbs for " + total
           + " written with replication 2\n" + all);
       assertTrue(mirrors >= 2, "mirror streams over verbs: " + mirrors + "\n" + all);
-      long xmit = portXmitData() - xmitBefore;
-      System.out.println("port_xmit_data of " + device.name() + " grew by " + xmit
-          + " (4-octet units) for " + total + " bytes written (x2 replicas) and read");
-      if (xmitBefore >= 0) {
-        assertTrue(xmit * 4 >= 3 * total, "the device sent " + (xmit * 4) + " bytes for "
-            + total + " bytes written with 2 replicas and read once");
-      }
+      // Every RDMA packet carries at most one path MTU of payload, and the path MTU is at most
+      // the port's active MTU: the file bytes written to 2 replicas (client -> DataNode ->
+      // mirror) and read once need at least 3 x total / active MTU packets. Client and
+      // DataNodes share the device, so each of them is counted as sent and as received.
+      int mtu = device.ports().stream().filter(p -> p.number() == 1).findFirst()
+          .map(RdmaPort::activeMtu).orElse(0);
+      long need = (3 * total + mtu - 1) / mtu;
+      long sent = hwCounter("sent_pkts") - sentBefore;
+      long rcvd = hwCounter("rcvd_pkts") - rcvdBefore;
+      System.out.println(device.name() + " hw_counters: sent_pkts +" + sent + ", rcvd_pkts +"
+          + rcvd + " for " + total + " bytes written (x2 replicas) and read; at least " + need
+          + " packets of active_mtu " + mtu);
+      assertTrue(mtu > 0, "active MTU of " + device);
+      assertTrue(sentBefore >= 0 && rcvdBefore >= 0,
+          "hw_counters/sent_pkts and rcvd_pkts of " + device.name());
+      assertTrue(sent >= need, "the device sent " + sent + " packets for " + (3 * total)
+          + " bytes over a " + mtu + "-byte MTU (at least " + need + ")");
+      assertTrue(rcvd >= need, "the device received " + rcvd + " packets for " + (3 * total)
+          + " bytes over a " + mtu + "-byte MTU (at least " + need + ")");
     }
   }
 
-  /** The port's transmitted data counter (4-octet units), or -1 when the device has none. */
-  private static long portXmitData() {
-    File f = new File("/sys/class/infiniband/" + device.name() + "/ports/1/counters/port_xmit_data");
+  /** A hardware counter of port 1 (e.g. {@code sent_pkts}), or -1 when the device has none. */
+  private static long hwCounter(String name) {
+    File f = new File("/sys/class/infiniband/" + device.name() + "/ports/1/hw_counters/" + name);
     try {
       return Long.parseLong(new String(Files.readAllBytes(f.toPath()), StandardCharsets.US_ASCII)
           .trim());

@@ -1,0 +1,320 @@
+#!/usr/bin/env bash
+# pass() always succeeds, so "A && pass || fail" is a plain if-then-else here.
+# shellcheck disable=SC2015
+# Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+#
+# Runs inside the Soft-RoCE VM (step d of guest-run-tests.sh): one whole job over rxe0 as a user
+# would run it. Unpacks the tarball's pseudo-distributed cluster on the guest's disk, binds every
+# daemon to rxe0's IPv4 address, turns on the verbs transport (strict) for the hpc shuffle (mode
+# rdma-shuffle, strict) and for HDFS DataTransfer (the DataNode plugin and the clients' socket
+# factory, strict, endpoint on the transfer port), starts it with sbin/start-dfs.sh and
+# sbin/start-yarn.sh (and leaves it running: the VM is powered off next), runs TeraGen ->
+# TeraSort (2 maps, 2 reduces) -> TeraValidate, and checks
+# what a user would check: the jobs' counters (bytes over verbs, no fallback, TeraGen's checksum
+# equal to TeraValidate's), the DataNode's log line and activity bean, every task's HDFS client
+# on verbs, and rxe0's own packet counters growing by at least what the bytes need.
+# Appends job_* keys to RESULTS (read by dev-support/bin/test-rdma).
+#
+# Usage: guest-job.sh TARBALL WORKDIR RESULTS
+# Environment: HPC_VM_JOB_ROWS (TeraGen rows of 100 bytes, default 50000 = 5 MB),
+# HPC_VM_JOB_TIMEOUT (seconds one of the three jobs may take, default 600).
+set -u
+tarball=${1:?usage: guest-job.sh TARBALL WORKDIR RESULTS}
+work=${2:?usage: guest-job.sh TARBALL WORKDIR RESULTS}
+results=${3:?usage: guest-job.sh TARBALL WORKDIR RESULTS}
+device=rxe0
+rows=${HPC_VM_JOB_ROWS:-50000}
+job_timeout=${HPC_VM_JOB_TIMEOUT:-600}
+counters="/sys/class/infiniband/${device}/ports/1/hw_counters"
+if [[ -z "${JAVA_HOME:-}" ]]; then
+  JAVA_HOME=$(readlink -f "$(command -v java)")
+  JAVA_HOME=${JAVA_HOME%/bin/java}
+fi
+export JAVA_HOME
+
+here=$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=guest-lib.sh
+. "${here}/guest-lib.sh"
+# shellcheck source=../test/lib/lane.sh
+. "${here}/../test/lib/lane.sh"
+
+t_job=$(now)
+t_step=${t_job}
+steps=()
+
+## step NAME: closes the running step (its seconds go to the summary) and starts NAME.
+step() {
+  local t
+  t=$(now)
+  [[ -n "${step_name:-}" ]] &&
+    steps+=("$(awk -v a="${t_step}" -v b="${t}" 'BEGIN { printf "%5.1f s", b - a }')  ${step_name}")
+  step_name=$1
+  t_step=${t}
+  [[ -n "${step_name}" ]] && say "d. job: ${step_name}"
+}
+
+## finish: the verdict into RESULTS; the job ran only if it got as far as its checks.
+finish() {
+  step ""
+  printf '  %s\n' "${steps[@]}"
+  result job_passed "${passed}"
+  result job_failed "${failed}"
+  result job_seconds "$(elapsed "${t_job}")"
+  if [[ ${failed} -gt 0 ]]; then
+    printf 'hpc-vm job: FAILED: %s\n' "${failures[@]}"
+  fi
+}
+
+## give_up WHY: the job cannot go on; counted as a failure, never a skip.
+give_up() {
+  fail "$1" "${2:-}"
+  finish
+  exit 1
+}
+
+## hw NAME: one of rxe0's hardware counters (rxe has packet counts, no port_xmit_data).
+hw() {
+  cat "${counters}/$1" 2>/dev/null || echo -1
+}
+
+## counter LOG NAME: the value of a job counter printed by the job client.
+counter() {
+  sed -n "s/^[[:space:]]*$2=\\([0-9][0-9]*\\)\$/\\1/p" "$1" | tail -n 1
+}
+
+## http_get PORT PATH: HTTP GET from a daemon on the device's address (bash /dev/tcp).
+http_get() {
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  timeout 10 bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 1
+    printf "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" "$2" "$0" >&3
+    cat <&3' "${ip}" "$1" "$2" 2>/dev/null
+}
+
+## jmx_number JSON NAME: the first number field NAME of a JSON answer (JMX, WebHDFS).
+jmx_number() {
+  sed -n "s/.*\"$2\" *: *\\([0-9][0-9]*\\).*/\\1/p" <<<"$1" | head -n 1
+}
+
+## hadoop_job NAME LOG ARGS...: bin/hadoop jar of the examples, bounded in time (a hang over
+## verbs is a failure of this step, not a stuck VM).
+hadoop_job() {
+  local name=$1 log=$2
+  shift 2
+  if timeout "${job_timeout}" "${H}/bin/hadoop" jar "${ex}" "$@" >"${log}" 2>&1; then
+    pass "${name}"
+  else
+    fail "${name} (exit $?)" "$(tail -n 30 "${log}")"
+    return 1
+  fi
+}
+
+## packets_at_least WHAT BYTES: rxe0 sent and received, since the last mark, at least the
+## packets BYTES need at the path MTU (every RDMA packet carries at most one MTU of payload).
+hw_mark() {
+  sent0=$(hw sent_pkts)
+  rcvd0=$(hw rcvd_pkts)
+}
+packets_at_least() {
+  local what=$1 bytes=$2 sent rcvd need
+  sent=$(($(hw sent_pkts) - sent0))
+  rcvd=$(($(hw rcvd_pkts) - rcvd0))
+  need=$(((bytes + mtu - 1) / mtu))
+  echo "    ${device} hw_counters during ${what}: sent_pkts +${sent}, rcvd_pkts +${rcvd}" \
+    "(${bytes} bytes need >= ${need} packets of ${mtu} bytes)"
+  result "job_${what}_sent_pkts" "${sent}"
+  result "job_${what}_rcvd_pkts" "${rcvd}"
+  [[ "${sent}" -ge "${need}" && "${rcvd}" -ge "${need}" ]] &&
+    pass "${device} carried ${what}: sent_pkts +${sent}, rcvd_pkts +${rcvd} >= ${need}" ||
+    fail "${device} carried ${what}: sent_pkts +${sent}, rcvd_pkts +${rcvd}, need >= ${need}"
+}
+
+step "unpack ${tarball##*/}"
+# The device's address: every daemon binds it, so clients, mirrors and reducers reach it with
+# rdma_cm (no RDMA device carries 127.0.0.1).
+netdev=$(cat "/sys/class/infiniband/${device}/ports/1/gid_attrs/ndevs/1" 2>/dev/null)
+ip=$(ip -4 -o addr show dev "${netdev:-eth0}" 2>/dev/null |
+  awk '{ sub("/.*", "", $4); print $4; exit }')
+mtu=$(ibv_devinfo -d "${device}" 2>/dev/null |
+  sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
+[[ -n "${ip}" && "${mtu:-0}" -gt 0 && "$(hw sent_pkts)" -ge 0 ]] ||
+  give_up "${device}: IPv4 address '${ip}' of ${netdev:-?}, active_mtu '${mtu}', ${counters}"
+rm -rf "${work}"
+mkdir -p "${work}"
+tar xzf "${tarball}" -C "${work}" || give_up "unpack ${tarball}"
+H=$(echo "${work}"/hadoop-hpc-*)
+ex=$(echo "${H}"/share/hadoop/mapreduce/hadoop-mapreduce-examples-*.jar)
+
+step "configure: verbs on ${device} (${ip}), strict, hpc shuffle + HDFS over the transport"
+conf="${H}/etc/hadoop"
+sed -i "s/127\\.0\\.0\\.1/${ip}/g" "${conf}"/*.xml
+echo "${ip}" >"${conf}/workers"
+mkdir -p "${conf}/modes/vm-lane"
+# Small JVMs for 4 GB and 2 vCPUs under TCG: C1 only, serial GC, small heaps and pools.
+jvm="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData"
+lane_conf "${conf}/modes/vm-lane/core-site.xml" \
+  hadoop.hpc.transport verbs \
+  hadoop.hpc.transport.strict true \
+  hadoop.hpc.transport.verbs.device "${device}" \
+  hadoop.hpc.transport.buffer.pool.max 64m \
+  hadoop.rpc.socket.factory.class.ClientProtocol org.hadoophpc.hdfs.transfer.RdmaSocketFactory
+lane_conf "${conf}/modes/vm-lane/hdfs-site.xml" \
+  dfs.datanode.plugins org.hadoophpc.hdfs.transfer.RdmaDataTransferPlugin \
+  dfs.hpc.datatransfer.strict true \
+  dfs.hpc.datatransfer.port.offset 0 \
+  dfs.heartbeat.interval 1
+lane_conf "${conf}/modes/vm-lane/yarn-site.xml" \
+  yarn.nodemanager.resource.memory-mb 2048 \
+  yarn.nodemanager.resource.cpu-vcores 4 \
+  yarn.scheduler.minimum-allocation-mb 256 \
+  yarn.resourcemanager.nodemanagers.heartbeat-interval-ms 500
+lane_conf "${conf}/modes/vm-lane/mapred-site.xml" \
+  mapreduce.hpc.shuffle.strict true \
+  mapreduce.map.memory.mb 512 \
+  mapreduce.reduce.memory.mb 512 \
+  yarn.app.mapreduce.am.resource.mb 512 \
+  mapreduce.map.java.opts "-Xmx256m ${jvm}" \
+  mapreduce.reduce.java.opts "-Xmx256m ${jvm}" \
+  yarn.app.mapreduce.am.command-opts "-Xmx320m ${jvm}" \
+  mapreduce.task.io.sort.mb 32 \
+  mapreduce.map.speculative false \
+  mapreduce.reduce.speculative false
+"${H}/sbin/hpc-cluster.sh" apply-mode --mode rdma-shuffle,vm-lane --conf-dir "${conf}" ||
+  give_up "hpc-cluster.sh apply-mode --mode rdma-shuffle,vm-lane"
+cat >>"${conf}/hadoop-env.sh" <<EOF
+# the VM lane (dev-support/vm/guest-job.sh)
+export HADOOP_HEAPSIZE_MAX=256m
+export HADOOP_OPTS="${jvm}"
+export HADOOP_HPC_START_SECONDARY=false
+# A fresh VM has nothing on the daemons' ports; each check is a JVM (seconds under TCG).
+export HADOOP_HPC_PORT_CHECK=false
+EOF
+
+step "checknative and format"
+line=$("${H}/bin/hadoop" checknative 2>&1 | grep '^rdma:')
+[[ "${line}" =~ ^rdma:\ +true ]] && pass "bin/hadoop checknative: ${line}" ||
+  fail "bin/hadoop checknative finds an RDMA device" "${line}"
+"${H}/bin/hdfs" namenode -format -nonInteractive >"${work}/format.log" 2>&1 ||
+  give_up "hdfs namenode -format" "$(tail -n 20 "${work}/format.log")"
+step "start HDFS (sbin/start-dfs.sh)"
+"${H}/sbin/start-dfs.sh" >"${work}/start-dfs.log" 2>&1 ||
+  give_up "sbin/start-dfs.sh" "$(tail -n 30 "${work}/start-dfs.log")"
+pass "start-dfs.sh: HDFS ready"
+step "start YARN (sbin/start-yarn.sh)"
+"${H}/sbin/start-yarn.sh" >"${work}/start-yarn.log" 2>&1 ||
+  give_up "sbin/start-yarn.sh" "$(tail -n 30 "${work}/start-yarn.log")"
+pass "start-yarn.sh: YARN ready"
+dn_log=$(echo "${H}"/logs/hadoop-*-datanode-*.log)
+line=$(grep -m 1 'HDFS DataTransfer: verbs transport listening' "${dn_log}")
+[[ -n "${line}" ]] && pass "DataNode log: ${line#*INFO }" ||
+  fail "DataNode log says 'HDFS DataTransfer: verbs transport listening'" \
+    "$(grep -i 'DataTransfer' "${dn_log}" | tail -n 5)"
+nm_log=$(echo "${H}"/logs/hadoop-*-nodemanager-*.log)
+
+step "teragen ${rows} rows ($((rows * 100)) bytes, 2 maps)"
+bytes=$((rows * 100))
+hw_mark
+# TeraGen and TeraValidate run their tasks inside the ApplicationMaster (uber): each JVM costs
+# tens of seconds under TCG, and neither has a shuffle to prove. TeraSort has real containers.
+uber=-Dmapreduce.job.ubertask.enable=true
+hadoop_job "teragen ${rows} rows" "${work}/teragen.log" teragen "${uber}" \
+  -Dmapreduce.job.maps=2 "${rows}" /vm/in || give_up "teragen did not run: nothing to sort"
+# What HDFS holds (hdfs dfs -du, through WebHDFS): in uber mode the job's byte counters also
+# count the ApplicationMaster's own files.
+written=$(jmx_number "$(http_get 9870 '/webhdfs/v1/vm/in?op=GETCONTENTSUMMARY')" length)
+gen_sum=$(counter "${work}/teragen.log" 'CHECKSUM')
+[[ "${written:-0}" -eq "${bytes}" ]] && pass "/vm/in holds ${written} bytes" ||
+  fail "/vm/in holds ${bytes} bytes (content summary: '${written}')"
+# TeraGen has no shuffle: what rxe0 carried here is HDFS (replication 1: client -> DataNode).
+packets_at_least teragen "${bytes}"
+
+step "terasort: 2 maps, 2 reduces, hpc shuffle strict"
+hw_mark
+hadoop_job "terasort, hpc shuffle strict over ${device}" "${work}/terasort.log" terasort \
+  -Dmapreduce.job.reduces=2 /vm/in /vm/out
+shown='HPC Shuffle|Bytes fetched over|Reducers that fell back|Reduce shuffle bytes'
+shown+='|Launched (map|reduce) tasks|HDFS: Number of bytes (read|written)'
+grep -E "${shown}" \
+  "${work}/terasort.log" | sed 's/^[[:space:]]*/      /'
+verbs=$(counter "${work}/terasort.log" 'Bytes fetched over verbs (RDMA)')
+tcp=$(counter "${work}/terasort.log" 'Bytes fetched over tcp')
+fallbacks=$(counter "${work}/terasort.log" 'Reducers that fell back to the stock shuffle')
+shuffled=$(counter "${work}/terasort.log" 'Reduce shuffle bytes')
+maps=$(counter "${work}/terasort.log" 'Launched map tasks')
+reduces=$(counter "${work}/terasort.log" 'Launched reduce tasks')
+result job_shuffle_bytes_verbs "${verbs:-0}"
+seen="verbs ${verbs:-?} of Reduce shuffle bytes ${shuffled:-?}, tcp ${tcp:-0}"
+seen+=", fallbacks ${fallbacks:-0}"
+[[ "${verbs:-0}" -gt 0 && "${verbs}" -eq "${shuffled:--1}" && "${tcp:-0}" -eq 0 &&
+  "${fallbacks:-0}" -eq 0 ]] &&
+  pass "every shuffled byte over verbs (Bytes fetched over verbs (RDMA)): ${seen}" ||
+  fail "every shuffled byte over verbs (Bytes fetched over verbs (RDMA)): ${seen}"
+[[ "${maps:-0}" -ge 2 && "${reduces:-0}" -eq 2 ]] && pass "${maps} maps, ${reduces} reduces" ||
+  fail "2 maps and 2 reduces (launched: maps '${maps}', reduces '${reduces}')"
+# HDFS read of the input, the shuffle, HDFS write of the output: all through rxe0.
+packets_at_least terasort $((2 * bytes + ${shuffled:-0}))
+
+step "teravalidate"
+hw_mark
+hadoop_job "teravalidate" "${work}/teravalidate.log" teravalidate "${uber}" /vm/out /vm/report
+# The report through WebHDFS (no client JVM): the NameNode names the DataNode that serves it.
+report=$(http_get 9870 '/webhdfs/v1/vm/report/part-r-00000?op=OPEN&noredirect=true' |
+  sed -n 's|.*"Location" *: *"http://[^/]*\(/[^"]*\)".*|\1|p')
+report=$(http_get 9864 "${report:-/none}" | sed '1,/^\r*$/d')
+out_sum=$(sed -n 's/^checksum[[:space:]]*//p' <<<"${report}")
+echo "    teravalidate: ${report//$'\n'/; }"
+[[ -n "${out_sum}" ]] && ! grep -q '^error' <<<"${report}" &&
+  pass "teravalidate: sorted, no errors, checksum ${out_sum}" ||
+  fail "teravalidate: sorted, no errors" "${report}"
+# TeraGen's CHECKSUM counter is the low 64 bits of the sum of every row's CRC32, TeraValidate's
+# checksum that sum in hex: they differ when the sorted output lost, duplicated or changed a row.
+gen_hex=$(printf '%x' "${gen_sum:-0}" 2>/dev/null)
+[[ -n "${gen_sum}" && "${gen_hex}" == "$(awk '{ sub(/^0+/, ""); print }' <<<"${out_sum}")" ]] &&
+  pass "TeraGen's CHECKSUM ${gen_sum} (${gen_hex}) = TeraValidate's checksum ${out_sum}" ||
+  fail "TeraGen's CHECKSUM '${gen_sum}' = TeraValidate's checksum '${out_sum}'"
+packets_at_least teravalidate "${bytes}"
+
+step "the DataNode's and the tasks' transfer counters"
+# TODO(issue 16 item 5): when TransferMetrics gets its metrics2 source on the DataNode, read its
+# bean here (bytes in/out over the transport >= what the jobs moved, connections by role over
+# verbs, fallbacks 0) instead of the stock DataNodeActivity bean, which counts TCP and
+# transport streams alike (strict clients and the rxe0 counters above prove the transport).
+activity=$(http_get 9864 '/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*')
+dn_written=$(jmx_number "${activity}" BytesWritten)
+dn_read=$(jmx_number "${activity}" BytesRead)
+echo "    DataNodeActivity: BytesWritten=${dn_written:-?} BytesRead=${dn_read:-?}"
+result job_datanode_bytes_written "${dn_written:-0}"
+result job_datanode_bytes_read "${dn_read:-0}"
+[[ "${dn_written:-0}" -ge $((2 * bytes)) && "${dn_read:-0}" -ge $((2 * bytes)) ]] &&
+  pass "DataNode wrote ${dn_written} and read ${dn_read} bytes (>= 2 x ${bytes} each)" ||
+  fail "DataNode BytesWritten '${dn_written}', BytesRead '${dn_read}' >= 2 x ${bytes}"
+# Every task JVM and ApplicationMaster touches HDFS: each must have said it uses verbs.
+logs=$(find "${H}/logs/userlogs" -name syslog 2>/dev/null | sort)
+n_logs=$(grep -c . <<<"${logs}")
+said='HDFS DataTransfer from this process: over the verbs transport'
+n_verbs=$(xargs -r grep -l "${said}" <<<"${logs}" | grep -c .)
+[[ "${n_logs}" -gt 0 && "${n_verbs}" -eq "${n_logs}" ]] &&
+  pass "HDFS clients of all ${n_logs} containers over the verbs transport (strict)" ||
+  fail "HDFS clients of ${n_verbs} of ${n_logs} containers over the verbs transport" \
+    "$(xargs -r grep -h 'HDFS DataTransfer from this process' <<<"${logs}" | sort | uniq -c)"
+# Strict clients fail a stream instead of falling back: the jobs may still succeed (a task is
+# retried, a history copy given up), so every refusal in any log is a failure here.
+mapfile -t client_logs < <(printf '%s\n' "${work}"/tera*.log "${logs}" | grep -v '^$')
+refusals=$(grep -h 'cannot use the transport' "${client_logs[@]}" 2>/dev/null)
+[[ -z "${refusals}" ]] && pass "no HDFS transfer stream refused the transport (clients' logs)" ||
+  fail "$(grep -c 'cannot use the transport' <<<"${refusals}") HDFS transfer streams could not use the transport (strict)" \
+    "$(head -n 10 <<<"${refusals}")"
+grep -q 'HDFS DataTransfer from this process: over the verbs transport' "${work}/teragen.log" &&
+  pass "the job client's HDFS DataTransfer over the verbs transport" ||
+  fail "the job client's HDFS DataTransfer over the verbs transport" \
+    "$(grep 'HDFS DataTransfer' "${work}/teragen.log")"
+line=$(grep -m 1 'hpc shuffle serving map outputs on .* over verbs' "${nm_log}")
+[[ -n "${line}" ]] && pass "NodeManager log: ${line#*INFO }" ||
+  fail "NodeManager log says 'hpc shuffle serving map outputs on ... over verbs'" \
+    "$(grep 'hpc shuffle' "${nm_log}" | tail -n 5)"
+result job_sent_pkts "$(hw sent_pkts)"
+result job_rcvd_pkts "$(hw rcvd_pkts)"
+
+# No stop: the VM is powered off next and its disk thrown away; dev-support/test/e2e-tarball.sh
+# tests sbin/stop-all.sh (each stop is more JVMs, and the NodeManager's waits ~10 s).
+finish
+[[ ${failed} -eq 0 ]]

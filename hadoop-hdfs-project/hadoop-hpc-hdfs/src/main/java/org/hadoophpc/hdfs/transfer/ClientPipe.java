@@ -113,6 +113,8 @@ final class ClientPipe extends Pipe {
       Buffer answer;
       try {
         answer = await(f, deadline, "HELLO to " + endpoint);
+      } catch (SocketTimeoutException e) {
+        throw new HelloUnanswered(e.getMessage() + " (connected, no answer)");
       } catch (IOException e) {
         if (e.getCause() instanceof RemoteFailureException) {
           RemoteFailureException r = (RemoteFailureException) e.getCause();
@@ -151,6 +153,15 @@ final class ClientPipe extends Pipe {
       if (!ok) {
         c.close();
       }
+    }
+  }
+
+  /** The connection was made but the HELLO got no answer in time. */
+  static final class HelloUnanswered extends SocketTimeoutException {
+    private static final long serialVersionUID = 1L;
+
+    HelloUnanswered(String message) {
+      super(message);
     }
   }
 

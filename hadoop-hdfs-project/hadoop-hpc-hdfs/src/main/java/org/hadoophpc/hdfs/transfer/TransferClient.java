@@ -132,9 +132,20 @@ final class TransferClient {
 
   /** Opens a stream to the DataNode whose TCP transfer address is {@code tcpAddress}. */
   ClientPipe open(InetSocketAddress tcpAddress, int timeoutMs) throws IOException {
-    return ClientPipe.open(transport, endpoint(tcpAddress), tcpAddress.getPort(), role,
-        Math.min(timeoutMs <= 0 ? Integer.MAX_VALUE : timeoutMs, conf.connectTimeoutMs),
-        metrics);
+    int wait = Math.min(timeoutMs <= 0 ? Integer.MAX_VALUE : timeoutMs, conf.connectTimeoutMs);
+    try {
+      return ClientPipe.open(transport, endpoint(tcpAddress), tcpAddress.getPort(), role, wait,
+          metrics);
+    } catch (ClientPipe.HelloUnanswered e) {
+      // Seen over rxe0 in the VM lane (a set-up right after the same client's previous stream
+      // to that DataNode closed): the DataNode never saw the HELLO. One new connection, then
+      // the usual failure.
+      LOG.warn("HDFS transfer stream to {}: {}; trying once more on a new connection",
+          endpoint(tcpAddress), e.getMessage());
+      metrics.helloRetried();
+      return ClientPipe.open(transport, endpoint(tcpAddress), tcpAddress.getPort(), role, wait,
+          metrics);
+    }
   }
 
   /** Reaches {@code tcpAddress} over TCP for a while. */

@@ -33,6 +33,7 @@ public final class TransferMetrics {
   private final Map<Fallback, AtomicLong> fallbacks = new EnumMap<>(Fallback.class);
   private final AtomicLong bytesIn = new AtomicLong();
   private final AtomicLong bytesOut = new AtomicLong();
+  private final AtomicLong helloRetries = new AtomicLong();
   private volatile String transport = "none";
   private volatile String stockTcpReason = "not started";
 
@@ -97,6 +98,15 @@ public final class TransferMetrics {
     fallbacks.get(why).incrementAndGet();
   }
 
+  /** A HELLO went unanswered and was tried once more on a new connection. */
+  void helloRetried() {
+    helloRetries.incrementAndGet();
+  }
+
+  public long helloRetries() {
+    return helloRetries.get();
+  }
+
   void bytesIn(long n) {
     bytesIn.addAndGet(n);
   }
@@ -140,6 +150,7 @@ public final class TransferMetrics {
   @Override
   public String toString() {
     return name + ": transport " + transport + ", connections over it " + overTransport + ", over tcp " + overTcp
-        + ", bytes in " + bytesIn + ", out " + bytesOut + ", fallbacks " + fallbacks;
+        + ", bytes in " + bytesIn + ", out " + bytesOut + ", fallbacks " + fallbacks
+        + ", HELLO retries " + helloRetries;
   }
 }

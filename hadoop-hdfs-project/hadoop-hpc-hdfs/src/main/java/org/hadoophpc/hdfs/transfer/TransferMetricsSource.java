@@ -91,7 +91,9 @@ final class TransferMetricsSource implements MetricsSource {
       }
     }
     rb.addCounter(BYTES_IN, metrics.bytesIn()).addCounter(BYTES_OUT, metrics.bytesOut())
-        .addCounter(FALLBACKS, metrics.fallbacks());
+        .addCounter(FALLBACKS, metrics.fallbacks())
+        .addCounter(Interns.info("HelloRetries", "Streams whose HELLO went unanswered and was"
+            + " tried once more on a new connection"), metrics.helloRetries());
     for (TransferMetrics.Fallback f : TransferMetrics.Fallback.values()) {
       rb.addCounter(Interns.info("Fallbacks" + StringUtils.camelize(f.name()),
           "streams over stock TCP: " + f.name().toLowerCase()), metrics.fallbacks(f));

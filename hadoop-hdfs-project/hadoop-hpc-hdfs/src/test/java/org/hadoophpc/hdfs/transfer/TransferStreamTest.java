@@ -288,6 +288,57 @@ class TransferStreamTest {
     }
   }
 
+  /**
+   * A HELLO that gets no answer (seen over rxe0: the DataNode never saw it) is tried once more
+   * on a new connection, counted, and the stream works.
+   */
+  @Test
+  void anUnansweredHelloIsTriedOnceMoreOnANewConnection() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean lost = new java.util.concurrent.atomic.AtomicBoolean();
+    org.hadoophpc.net.RequestHandler losesFirst = new org.hadoophpc.net.RequestHandler() {
+      @Override
+      public void onRequest(org.hadoophpc.net.Connection c, org.hadoophpc.net.Buffer request,
+          Responder responder) {
+        throw new IllegalStateException("answered by id");
+      }
+
+      @Override
+      public void onRequest(org.hadoophpc.net.Connection c, org.hadoophpc.net.Buffer request,
+          long requestId) {
+        if (lost.compareAndSet(false, true)) {
+          request.release(); // as if it never arrived
+          return;
+        }
+        handler.onRequest(c, request, requestId);
+      }
+
+      @Override
+      public void onClose(org.hadoophpc.net.Connection c) {
+        handler.onClose(c);
+      }
+    };
+    Configuration conf = new Configuration(false);
+    conf.set("hadoop.hpc.transport", "tcp");
+    conf.setBoolean(TransferConf.STRICT_KEY, true);
+    conf.set(TransferConf.CONNECT_TIMEOUT_KEY, "500ms");
+    TransferMetrics metrics = TransferMetrics.of("stream-test-retry");
+    TransferClient quick = new TransferClient(TransferConf.from(conf), clientTransport, null,
+        metrics, TransferMetrics.Role.CLIENT);
+    try (Listener flaky = server.listen(new InetSocketAddress("127.0.0.1", 0), losesFirst)) {
+      Socket s = new RdmaSocketFactory(quick).createSocket();
+      NetUtils.connect(s, flaky.address(), 5000);
+      try {
+        Peer p = accept();
+        NetUtils.getOutputStream(s, 5000).write(42);
+        assertEquals(42, p.getInputStream().read());
+        assertEquals(1, metrics.helloRetries(), metrics.toString());
+        assertEquals(0, metrics.fallbacks(), metrics.toString());
+      } finally {
+        s.close();
+      }
+    }
+  }
+
   @Test
   void readTimeoutIsHadoopsSocketTimeout() throws Exception {
     try (Socket s = connect()) {

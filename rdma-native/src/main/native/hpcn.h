@@ -286,6 +286,12 @@ int hpcn_verbs_accept(hpcn_verbs_t *ctx, uint64_t id, const void *private_data, 
                       int responder_resources, int initiator_depth);
 int hpcn_verbs_reject(uint64_t id);
 
+/* rdma_notify(IBV_EVENT_COMM_EST) on the passive side: a message arrived on a connection whose
+ * ESTABLISHED event has not (the peer's RTU may be lost, as UD MADs can be over Soft-RoCE); the
+ * CM then establishes it instead of waiting for a retransmitted REP. 0, or -errno (harmless when
+ * the connection was already established). */
+int hpcn_verbs_notify_established(uint64_t id);
+
 /* rdma_disconnect: moves the QP to error (outstanding work requests flush) and tells the peer. */
 int hpcn_verbs_disconnect(uint64_t id);
 

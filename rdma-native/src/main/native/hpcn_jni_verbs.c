@@ -277,6 +277,13 @@ static jint JNICALL native_reject(JNIEnv *env, jclass cls, jlong id)
     return hpcn_verbs_reject((uint64_t)id);
 }
 
+static jint JNICALL native_notify_established(JNIEnv *env, jclass cls, jlong id)
+{
+    (void)env;
+    (void)cls;
+    return hpcn_verbs_notify_established((uint64_t)id);
+}
+
 static jint JNICALL native_disconnect(JNIEnv *env, jclass cls, jlong id)
 {
     (void)env;
@@ -532,6 +539,7 @@ static const JNINativeMethod verbs_methods[] = {
     { "connect", "(JJ[B)V", (void *)native_connect },
     { "accept", "(JJ[BII)V", (void *)native_accept },
     { "reject", "(J)I", (void *)native_reject },
+    { "notifyEstablished", "(J)I", (void *)native_notify_established },
     { "disconnect", "(J)I", (void *)native_disconnect },
     { "destroyId", "(JJ)V", (void *)native_destroy_id },
     { "regMr", "(JLjava/nio/ByteBuffer;JJI[J)J", (void *)native_reg_mr },

@@ -696,6 +696,15 @@ int hpcn_verbs_reject(uint64_t id)
     return 0;
 }
 
+int hpcn_verbs_notify_established(uint64_t id)
+{
+    if (id == 0)
+        return -EINVAL;
+    if (rdma_notify(cm_id(id), IBV_EVENT_COMM_EST) != 0)
+        return -errno_or(EIO);
+    return 0;
+}
+
 int hpcn_verbs_disconnect(uint64_t id)
 {
     if (id == 0)

@@ -83,6 +83,7 @@ static int zero_handles_are_einval(void)
 
     HPCN_CHECK(hpcn_verbs_resolve_route(0, 100) == -EINVAL);
     HPCN_CHECK(hpcn_verbs_reject(0) == -EINVAL);
+    HPCN_CHECK(hpcn_verbs_notify_established(0) == -EINVAL);
     HPCN_CHECK(hpcn_verbs_disconnect(0) == -EINVAL);
     HPCN_CHECK(hpcn_verbs_local_port(0) == -EINVAL);
     HPCN_CHECK(hpcn_verbs_peer_address(0, 18, (uint8_t *)&sge) == -EINVAL);

@@ -7,6 +7,9 @@ import java.nio.ByteBuffer;
 import java.util.HashSet;
 import java.util.Set;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * One rule: nothing a peer sends is used before it is checked. Received lengths against the
  * header, returned credits against what the peer can owe, rendezvous lengths against
@@ -18,7 +21,11 @@ import java.util.Set;
  * <p>Belongs to the transport's event loop, as its connection does.
  */
 final class VerbsInbound {
+  /** The connection's logger: the lines are the connection's. */
+  private static final Logger LOG = LoggerFactory.getLogger(VerbsConnection.class);
   private final VerbsConnection conn;
+  /** rdma_notify was called (a message before our ESTABLISHED event, passive side). */
+  private boolean notified;
   /** Where the messages are, header and payload. */
   private final VerbsRing ring;
   /** Credits the peer returns are checked against what it can owe. */
@@ -62,7 +69,16 @@ final class VerbsInbound {
       return; // arrived while closing: nothing of it is used
     }
     // CONNECTING too: the peer may send as soon as it is established, and its first message
-    // can complete here before our own ESTABLISHED event is read.
+    // can complete here before our own ESTABLISHED event is read. Until that event our answers
+    // wait (the queue pair cannot send yet); should the peer's RTU have been lost (a UD MAD:
+    // under load Soft-RoCE drops them) the event would only come with a retransmitted REP, so
+    // the passive side tells the CM that the connection carries traffic (rdma_notify).
+    if (conn.state == VerbsConnection.CONNECTING && conn.listener() != null && !notified) {
+      notified = true;
+      int rc = VerbsNatives.notifyEstablished(conn.cmId);
+      LOG.debug("verbs: first message from {} before ESTABLISHED; rdma_notify: {}",
+          conn.remoteAddress(), rc);
+    }
     ByteBuffer headers = ring.headers(slot);
     int at = VerbsRing.headerAt(slot);
     byte type = VerbsHeader.type(headers, at);

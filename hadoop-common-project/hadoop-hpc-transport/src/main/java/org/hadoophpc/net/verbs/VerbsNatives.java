@@ -147,6 +147,13 @@ final class VerbsNatives {
 
   static native int reject(long id);
 
+  /**
+   * rdma_notify(IBV_EVENT_COMM_EST): a message arrived on an accepted connection before its
+   * ESTABLISHED event (the peer's RTU may have been lost); 0 or -errno (harmless when it was
+   * already established).
+   */
+  static native int notifyEstablished(long id);
+
   /** rdma_disconnect: QP to error (posted work flushes), peer told. 0 or -errno. */
   static native int disconnect(long id);
 

@@ -319,7 +319,13 @@ grep -q 'HHH mode: hhh-m (dfs.hpc.hhh.mode); storage policy of /: LAZY_PERSIST' 
   fail "the file reads back from memory byte for byte"
 # The template turns HDFS DataTransfer over the transport on; the auto rule keeps stock TCP on a
 # node without RDMA, and the DataNode's bean and both logs say so.
-bean=$(curl -sf "http://127.0.0.1:9864/jmx?qry=Hadoop:service=DataNode,name=HpcDataTransfer-9866" 2>&1)
+# A bean is a metrics snapshot at most one period (10 s) old: wait for the choice to show.
+for _ in $(seq 30); do
+  bean=$(curl -sf "http://127.0.0.1:9864/jmx?qry=Hadoop:service=DataNode,name=HpcDataTransfer-9866" 2>&1)
+  grep -qE '"tag.Transport" *: *"(verbs|none)"' <<<"${bean}" &&
+    ! grep -qE '"tag.StockTcpReason" *: *"not started"' <<<"${bean}" && break
+  sleep 1
+done
 dnlog=$(cat "${A}"/logs/hadoop-*-datanode-*.log 2>/dev/null)
 if compgen -G '/sys/class/infiniband/*' >/dev/null; then
   grep -qE '"tag.Transport" *: *"verbs"' <<<"${bean}" &&

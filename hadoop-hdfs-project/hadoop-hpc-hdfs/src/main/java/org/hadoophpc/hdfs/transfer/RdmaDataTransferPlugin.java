@@ -55,7 +55,6 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
     Configuration conf = dn.getConf();
     InetSocketAddress xfer = dn.getXferAddress();
     metrics = TransferMetrics.server(xfer.getPort());
-    source = TransferMetricsSource.register(metrics);
     TransferConf tc;
     TransferUse.Decision use;
     try {
@@ -118,6 +117,7 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
       return;
     }
     metrics.usingTransport(transport.name());
+    publish();
     TransferClient mirrors = new TransferClient(tc, transport, null, metrics,
         TransferMetrics.Role.MIRROR);
     stockFactory = HpcDataNodeBridge.setTransferSocketFactory(dn, new RdmaSocketFactory(mirrors));
@@ -143,9 +143,21 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
     }
   }
 
+  /**
+   * Registers the bean once the choice is made: the metrics system may snapshot a source as it
+   * registers and JMX serve that snapshot for a period, so a bean registered earlier could say
+   * "not started" after the choice (seen in the tarball test).
+   */
+  private void publish() {
+    if (source == null) {
+      source = TransferMetricsSource.register(metrics);
+    }
+  }
+
   /** The DataNode serves stock TCP only: one line (ERROR for a failure), and the bean says why. */
   private void stockTcp(boolean failure, String why) {
     metrics.usingStockTcp(why);
+    publish();
     if (failure) {
       LOG.error("HDFS DataTransfer stays on stock TCP: {}", why);
     } else {

@@ -281,10 +281,13 @@ final class ServerPipe extends Pipe {
 
   /**
    * Waits until the transport sent every file answer (their files may be closed then), at most
-   * {@code timeoutMs} (0: no limit, as Hadoop's socket timeouts).
+   * {@code timeoutMs}; with none set (0) at most the transport's io.timeout (3 x park.max): a
+   * wait here always ends.
    */
   void awaitFilesSent(long timeoutMs) throws IOException {
-    long deadline = timeoutMs > 0 ? System.nanoTime() + timeoutMs * 1_000_000L : Long.MAX_VALUE;
+    long limitNanos = timeoutMs > 0 ? timeoutMs * 1_000_000L : 3 * parkMaxNanos;
+    long deadline = System.nanoTime() + limitNanos;
+    timeoutMs = limitNanos / 1_000_000L;
     boolean interrupted = false;
     try {
       synchronized (this) {

@@ -112,6 +112,12 @@ final class TransferClient {
     if (tcpAddress.isUnresolved() || tcpAddress.getAddress().getAddress().length != 4) {
       return TransferMetrics.Fallback.ADDRESS;
     }
+    if (conf.strict) {
+      // No TCP to fall back to: every stream tries the transport. A DataNode that was down a
+      // moment ago (restarting for an upgrade, or a new one on a reused port) must be reached
+      // as soon as it listens again, as HDFS's restart wait and pipeline recovery expect.
+      return null;
+    }
     Long until = negative.get(endpoint(tcpAddress));
     if (until != null) {
       if (System.nanoTime() - until < 0) {
@@ -148,8 +154,11 @@ final class TransferClient {
     }
   }
 
-  /** Reaches {@code tcpAddress} over TCP for a while. */
+  /** Reaches {@code tcpAddress} over TCP for a while (never when strict: there is no TCP). */
   void remember(InetSocketAddress tcpAddress, boolean busy) {
+    if (conf.strict) {
+      return;
+    }
     long ms = busy ? BUSY_CACHE_MS : conf.negativeCacheMs;
     negative.put(endpoint(tcpAddress), System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms));
   }

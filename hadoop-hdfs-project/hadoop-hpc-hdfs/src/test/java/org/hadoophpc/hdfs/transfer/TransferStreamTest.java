@@ -421,6 +421,28 @@ class TransferStreamTest {
     }
   }
 
+  /**
+   * A DataNode restarting for an upgrade is down for a moment, then listens on the same port;
+   * HDFS waits for it and reconnects. A strict client has no TCP to remember it by: its next
+   * stream tries the transport again (the CI run of 653c0e8 failed Hadoop's
+   * testPipelineRecoveryOnRestartFailure with a DataNode refused untried).
+   */
+  @Test
+  void strictTriesAgainADataNodeThatWasDownAMomentAgo() throws Exception {
+    listener.close();
+    Socket down = new RdmaSocketFactory(client).createSocket();
+    assertThrows(ConnectException.class, () -> NetUtils.connect(down, at, 5000));
+    listener = server.listen(at, handler);
+    try (Socket s = connect()) {
+      assertTrue(s.isConnected());
+      try (Peer p = accept()) {
+        s.getOutputStream().write(7);
+        s.getOutputStream().flush();
+        assertEquals(7, p.getInputStream().read());
+      }
+    }
+  }
+
   private static void sleep(long ms) {
     try {
       Thread.sleep(ms);

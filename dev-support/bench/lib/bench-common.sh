@@ -11,23 +11,38 @@ bench_die() {
   exit 1
 }
 
-## bench_module_classpath MODULE PROBE: the classpath of MODULE (a path under the repository),
-## building it offline (with the modules it needs) when PROBE, a path under its
-## target/classes, is missing. Provided and test dependencies are included: benchmarks run
-## the NodeManager side too.
+## bench_module_classpath MODULE PROBE: the classpath of MODULE (a path under the repository).
+## When PROBE, a path under its target/classes, is missing, or the modules it needs are not in
+## the local Maven repository (after the quickstart's `mvn package` they are built, not
+## installed), installs MODULE and the modules it needs first (-DskipTests). Provided and test
+## dependencies are included: benchmarks run the NodeManager side too.
 bench_module_classpath() {
   local module=$1 probe=$2 dir="${BENCH_REPO}/$1"
   local cpfile="${dir}/target/bench.classpath"
-  if [[ ! -e "${dir}/target/classes/${probe}" ]]; then
-    (cd "${BENCH_REPO}" && mvn -B -q -o install -DskipTests -Dnative.skip=true \
-      -pl "${module}" -am) >&2 || bench_die "cannot build ${module} (mvn install failed)"
-  fi
-  if [[ ! -s "${cpfile}" || "${dir}/pom.xml" -nt "${cpfile}" ]]; then
-    (cd "${BENCH_REPO}" && mvn -B -q -o dependency:build-classpath \
-      -Dmdep.outputFile="${cpfile}" -Dmdep.includeScope=test -pl "${module}") >&2 ||
-      bench_die "cannot resolve the classpath (mvn dependency:build-classpath failed)"
+  if [[ ! -e "${dir}/target/classes/${probe}" ]] || ! bench_resolve "${module}" "${cpfile}"; then
+    echo "bench: installing ${module} and the modules it needs (mvn install -DskipTests) ..." >&2
+    bench_mvn install -DskipTests -Dnative.skip=true -pl "${module}" -am ||
+      bench_die "cannot build ${module} (mvn install failed)"
+    bench_resolve "${module}" "${cpfile}" ||
+      bench_die "cannot resolve the classpath of ${module} (mvn dependency:build-classpath failed)"
   fi
   printf '%s:%s' "${dir}/target/classes" "$(cat "${cpfile}")"
+}
+
+## bench_resolve MODULE CPFILE: writes MODULE's classpath to CPFILE unless it is there and
+## newer than the module's pom; fails when a dependency cannot be resolved.
+bench_resolve() {
+  local module=$1 cpfile=$2
+  [[ -s "${cpfile}" && ! "${BENCH_REPO}/${module}/pom.xml" -nt "${cpfile}" ]] && return 0
+  rm -f "${cpfile}"
+  bench_mvn dependency:build-classpath -Dmdep.outputFile="${cpfile}" \
+    -Dmdep.includeScope=test -pl "${module}" 2>/dev/null && [[ -s "${cpfile}" ]]
+}
+
+## bench_mvn ARGS...: Maven in the repository, quiet, offline first (the build has fetched
+## what it needs), then online for a plugin the build never used.
+bench_mvn() {
+  (cd "${BENCH_REPO}" && { mvn -B -q -o "$@" || mvn -B -q "$@"; }) >&2
 }
 
 ## bench_tarball_classpath DIR: every jar under an unpacked tarball's share/ directory.

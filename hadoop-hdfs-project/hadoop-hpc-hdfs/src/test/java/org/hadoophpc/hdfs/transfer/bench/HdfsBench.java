@@ -33,7 +33,8 @@ import org.hadoophpc.hdfs.transfer.TransferMetrics;
  * alternating. Prints RESULT lines and writes a CSV.
  *
  * <p>Usage: HdfsBench [--sizes 4m,16m,64m] [--rounds N] [--datanodes N] [--replication N]
- * [--preads N] [--transport tcp|verbs] [--dir DIR] [--csv FILE]
+ * [--preads N] [--transport tcp|verbs] [--dir DIR] [--csv FILE] [--conf KEY=VALUE]...
+ * ({@code --conf}: a setting for the DataNodes and both clients, e.g. the transfer windows)
  */
 public final class HdfsBench {
   private static final int OFFSET = -30000;
@@ -51,6 +52,7 @@ public final class HdfsBench {
     File dir = new File(System.getProperty("java.io.tmpdir"), "hdfs-bench-" + ProcessHandle
         .current().pid());
     File csv = null;
+    List<String[]> settings = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--sizes":
@@ -66,6 +68,13 @@ public final class HdfsBench {
         case "--transport": transport = args[++i]; break;
         case "--dir": dir = new File(args[++i]); break;
         case "--csv": csv = new File(args[++i]); break;
+        case "--conf":
+          String[] kv = args[++i].split("=", 2);
+          if (kv.length != 2 || kv[0].isEmpty()) {
+            throw new IllegalArgumentException("--conf needs KEY=VALUE, not " + args[i]);
+          }
+          settings.add(kv);
+          break;
         default: throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
@@ -75,6 +84,10 @@ public final class HdfsBench {
     conf.set("dfs.datanode.plugins", RdmaDataTransferPlugin.class.getName());
     conf.setInt(TransferConf.PORT_OFFSET_KEY, "verbs".equals(transport) ? 0 : OFFSET);
     conf.setLong("dfs.blocksize", 128L << 20);
+    for (String[] kv : settings) {
+      conf.set(kv[0], kv[1]);
+      System.out.println("setting " + kv[0] + "=" + kv[1]);
+    }
     Configuration[] overlays = new Configuration[datanodes];
     for (int i = 0; i < datanodes; i++) {
       overlays[i] = new Configuration(false);

@@ -19,7 +19,7 @@ bench_die() {
 bench_module_classpath() {
   local module=$1 probe=$2 dir="${BENCH_REPO}/$1"
   local cpfile="${dir}/target/bench.classpath"
-  if [[ ! -e "${dir}/target/classes/${probe}" ]] || ! bench_resolve "${module}" "${cpfile}"; then
+  if [[ ! -e "${dir}/target/classes/${probe}" ]] || ! bench_resolve "${module}" "${cpfile}" 2>/dev/null; then
     echo "bench: installing ${module} and the modules it needs (mvn install -DskipTests) ..." >&2
     bench_mvn install -DskipTests -Dnative.skip=true -pl "${module}" -am ||
       bench_die "cannot build ${module} (mvn install failed)"
@@ -30,13 +30,14 @@ bench_module_classpath() {
 }
 
 ## bench_resolve MODULE CPFILE: writes MODULE's classpath to CPFILE unless it is there and
-## newer than the module's pom; fails when a dependency cannot be resolved.
+## newer than the module's pom; fails (Maven's messages on stderr) when a dependency cannot be
+## resolved.
 bench_resolve() {
   local module=$1 cpfile=$2
   [[ -s "${cpfile}" && ! "${BENCH_REPO}/${module}/pom.xml" -nt "${cpfile}" ]] && return 0
   rm -f "${cpfile}"
   bench_mvn dependency:build-classpath -Dmdep.outputFile="${cpfile}" \
-    -Dmdep.includeScope=test -pl "${module}" 2>/dev/null && [[ -s "${cpfile}" ]]
+    -Dmdep.includeScope=test -pl "${module}" && [[ -s "${cpfile}" ]]
 }
 
 ## bench_mvn ARGS...: Maven in the repository, quiet, offline first (the build has fetched

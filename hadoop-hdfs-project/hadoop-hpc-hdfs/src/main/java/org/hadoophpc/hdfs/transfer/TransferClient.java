@@ -112,12 +112,6 @@ final class TransferClient {
     if (tcpAddress.isUnresolved() || tcpAddress.getAddress().getAddress().length != 4) {
       return TransferMetrics.Fallback.ADDRESS;
     }
-    if (conf.strict) {
-      // No TCP to fall back to: every stream tries the transport. A DataNode that was down a
-      // moment ago (restarting for an upgrade, or a new one on a reused port) must be reached
-      // as soon as it listens again, as HDFS's restart wait and pipeline recovery expect.
-      return null;
-    }
     Long until = negative.get(endpoint(tcpAddress));
     if (until != null) {
       if (System.nanoTime() - until < 0) {
@@ -154,7 +148,12 @@ final class TransferClient {
     }
   }
 
-  /** Reaches {@code tcpAddress} over TCP for a while (never when strict: there is no TCP). */
+  /**
+   * Reaches {@code tcpAddress} over TCP for a while. Never when strict: there is no TCP to fall
+   * back to, so every stream tries the transport, and a DataNode that was down a moment ago
+   * (restarting for an upgrade, or a new one on a reused port) is reached as soon as it listens
+   * again, as HDFS's restart wait and pipeline recovery expect.
+   */
   void remember(InetSocketAddress tcpAddress, boolean busy) {
     if (conf.strict) {
       return;

@@ -424,8 +424,8 @@ class TransferStreamTest {
   /**
    * A DataNode restarting for an upgrade is down for a moment, then listens on the same port;
    * HDFS waits for it and reconnects. A strict client has no TCP to remember it by: its next
-   * stream tries the transport again (the CI run of 653c0e8 failed Hadoop's
-   * testPipelineRecoveryOnRestartFailure with a DataNode refused untried).
+   * stream tries the transport again (before, it refused the DataNode untried for the 60 s of
+   * the negative cache).
    */
   @Test
   void strictTriesAgainADataNodeThatWasDownAMomentAgo() throws Exception {

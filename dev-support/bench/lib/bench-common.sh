@@ -83,3 +83,23 @@ bench_gnuplot() {
 bench_log4j() {
   printf '%s' "${BENCH_REPO}/dev-support/bench/lib/log4j-quiet.properties"
 }
+
+## bench_plot GP PNG: draws PNG with the gnuplot script GP when gnuplot can run (installed when
+## missing, as root); prints where the plot is, or why there is none.
+bench_plot() {
+  local gp=$1 png=$2
+  bench_gnuplot || return 0
+  if gnuplot "${gp}" 2>"${png%.png}.gnuplot.log"; then
+    echo "plot: ${png}"
+  else
+    echo "WARNING: gnuplot failed: ${png%.png}.gnuplot.log" >&2
+  fi
+}
+
+## bench_bytes SIZE: 4k, 64m, 2g or a plain number -> bytes.
+bench_bytes() {
+  awk -v s="$1" 'BEGIN {
+    n = s + 0; u = tolower(substr(s, length(s)))
+    if (u == "k") n *= 1024; else if (u == "m") n *= 1048576; else if (u == "g") n *= 1073741824
+    printf "%.0f\n", n }'
+}

@@ -26,7 +26,6 @@ import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.server.api.ApplicationInitializationContext;
 import org.apache.hadoop.yarn.server.api.AuxiliaryLocalPathHandler;
-import org.hadoophpc.yarn.shuffle.bench.OneDirLocalPaths;
 
 /**
  * A NodeManager's worth of map outputs for service tests: local dirs under a temp directory laid

@@ -59,6 +59,7 @@ import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportConfigKeys;
 import org.hadoophpc.net.TransportFactory;
 import org.hadoophpc.yarn.shuffle.HpcShuffleHandler;
+import org.hadoophpc.yarn.shuffle.OneDirLocalPaths;
 
 /**
  * Shuffle fetch benchmark: one {@link HpcShuffleHandler} (stock's HTTP shuffle and ours in one
@@ -68,8 +69,9 @@ import org.hadoophpc.yarn.shuffle.HpcShuffleHandler;
  * consumers copy out of the network buffers.
  *
  * <p>Usage: {@code ShuffleBench [--maps M] [--reducers R] [--size BYTES] [--rounds N]
- * [--transport tcp|verbs] [--bind ADDRESS] [--dir DIR] [--conf KEY=VALUE]...} (--conf sets
- * transport or shuffle keys for the service and the reducers)
+ * [--transport tcp|verbs] [--bind ADDRESS] [--dir DIR] [--conf KEY=VALUE]...
+ * [--only stock|hpc|loopback-tcp]} (--conf sets transport or shuffle keys for the service and
+ * the reducers; --only measures one variant, for a profiler, and prints no RESULT lines)
  */
 public final class ShuffleBench {
   private static final int MAPS_PER_FETCH = 20; // stock's ShuffleSchedulerImpl.MAX_MAPS_AT_ONCE
@@ -82,6 +84,8 @@ public final class ShuffleBench {
   private String transport = "tcp";
   private String bind = "127.0.0.1";
   private File dir;
+  /** Measure only this variant (stock, hpc, loopback-tcp): for profiling, no RESULT lines. */
+  private String only;
   private final Configuration extra = new Configuration(false);
 
   private JobID job;
@@ -107,6 +111,12 @@ public final class ShuffleBench {
         case "--transport" -> transport = need(args[i], v);
         case "--bind" -> bind = need(args[i], v);
         case "--dir" -> dir = new File(need(args[i], v));
+        case "--only" -> {
+          only = need(args[i], v);
+          if (!List.of("stock", "hpc", "loopback-tcp").contains(only)) {
+            throw new IllegalArgumentException("--only takes stock, hpc or loopback-tcp");
+          }
+        }
         case "--conf" -> {
           String kv = need(args[i], v);
           int eq = kv.indexOf('=');
@@ -117,7 +127,7 @@ public final class ShuffleBench {
         }
         default -> throw new IllegalArgumentException("unknown option " + args[i]
             + "; options: --maps --reducers --size --rounds --transport --bind --dir"
-            + " --conf KEY=VALUE");
+            + " --conf KEY=VALUE --only stock|hpc|loopback-tcp");
       }
       i++;
     }
@@ -157,6 +167,7 @@ public final class ShuffleBench {
     System.out.printf("shuffle bench: %d maps x %d reducers, %.1f MiB per partition, %.0f MiB"
         + " in all, %d rounds, hpc over %s%n", maps, reducers, partition / 1048576.0,
         partition * maps * reducers / 1048576.0, rounds, transport);
+    System.out.printf("writing %d map outputs under %s ...%n", maps, dir);
     writeMapOutputs();
     Configuration conf = new Configuration();
     conf.setInt(ShuffleHandler.SHUFFLE_PORT_CONFIG_KEY, 0);
@@ -176,6 +187,10 @@ public final class ShuffleBench {
       int hpcPort = handler.address().getPort();
       System.out.printf("stock shuffle on port %d (HTTP), hpc shuffle on %s port %d (%s)%n",
           stockPort, bind, hpcPort, handler.transportName());
+      if (only != null) {
+        profileOne(conf, stockPort, hpcPort);
+        return;
+      }
       double[] stock = new double[rounds];
       double[] hpc = new double[rounds];
       double[] raw = new double[rounds];
@@ -208,6 +223,20 @@ public final class ShuffleBench {
     } finally {
       handler.stop();
       deleteTree(dir);
+    }
+  }
+
+  /** {@code --only}: one variant per round, no comparison (for profilers). */
+  private void profileOne(Configuration conf, int stockPort, int hpcPort) throws Exception {
+    for (int r = 0; r < rounds; r++) {
+      double[] used = new double[1];
+      double mbs = switch (only) {
+        case "stock" -> measure(only, () -> fetchStock(stockPort), used);
+        case "hpc" -> measure(only, () -> fetchHpc(conf, hpcPort), used);
+        default -> measure(only, this::streamRaw, used);
+      };
+      System.out.printf(Locale.ROOT, "round %d (%s only): %8.1f MB/s (cpu s/GB: %.2f)%n", r + 1,
+          only, mbs, used[0]);
     }
   }
 

@@ -6,7 +6,7 @@ package org.hadoophpc.mapreduce.shuffle;
 /**
  * Configuration keys of the hadoop-hpc shuffle (the NodeManager's
  * {@code org.hadoophpc.yarn.shuffle.HpcShuffleHandler} and the reducer plugin
- * {@link HpcShuffleConsumer}). Every key is also in {@code hpc-shuffle-default.xml}
+ * {@code HpcShuffleConsumer}). Every key is also in {@code hpc-shuffle-default.xml}
  * ({@code ShuffleConfigKeysTest} keeps the two in step). Read once into {@link ShuffleConf}.
  *
  * <p>The transport underneath (verbs or tcp, device, timeouts, registered memory) is configured

@@ -1,7 +1,7 @@
 /*
  * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
  */
-package org.hadoophpc.yarn.shuffle.bench;
+package org.hadoophpc.yarn.shuffle;
 
 import java.io.File;
 import java.io.IOException;

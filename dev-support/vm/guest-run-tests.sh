@@ -18,7 +18,8 @@ launcher="${out}/lib/junit-platform-console-standalone.jar"
 # The module's classes and the library as test-rdma snapshotted them right after the host build,
 # so a rebuild on the host while the VM runs cannot pull classes from under the JVM.
 snapshot="${out}/snapshot"
-# hadoop-hpc-common, the transport, the shuffle module (HpcShuffleHandlerVerbsTest), hdfs
+# hadoop-hpc-common, the transport, the shuffle module (HpcShuffleHandlerVerbsTest,
+# TcpFallbackVerbsTest), hdfs
 # (TransferVerbsTest) and
 # their dependencies (the snapshots first: the jars in the repository may be older)
 classpath="${snapshot}/classes:${snapshot}/test-classes:$(cat "${out}/test-classpath.txt")"

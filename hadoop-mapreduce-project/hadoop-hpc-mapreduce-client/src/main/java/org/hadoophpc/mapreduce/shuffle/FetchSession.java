@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import org.hadoophpc.mapreduce.shuffle.protocol.CloseRequest;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
 import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
 import org.hadoophpc.net.Connection;
 
 /**
@@ -23,15 +24,25 @@ public final class FetchSession implements Closeable {
   private final Connection connection;
   private final OpenResponse response;
   private final int port;
+  private final String transport;
+  /** The pool of the connection's transport: requests of this session come from it. */
+  private final BufferPool pool;
   private final java.util.concurrent.atomic.LongAdder received =
       new java.util.concurrent.atomic.LongAdder();
 
   FetchSession(ShuffleFetchClient client, Connection connection, OpenResponse response,
-      int port) {
+      int port, String transport, BufferPool pool) {
     this.client = client;
     this.connection = connection;
     this.response = response;
     this.port = port;
+    this.transport = transport;
+    this.pool = pool;
+  }
+
+  /** The transport the session's bytes come over: verbs, or tcp. */
+  public String transportName() {
+    return transport;
   }
 
   /** One entry per requested map, in request order. */
@@ -50,7 +61,7 @@ public final class FetchSession implements Closeable {
     if (p.status() != OpenResponse.Status.OK) {
       throw new IllegalStateException("map #" + i + " is " + p.status() + ": " + p.message());
     }
-    return new PartitionStream(connection, client.pool(), response.session(), i,
+    return new PartitionStream(connection, pool, response.session(), i,
         p.partLength(), client.chunkSize(), client.conf().fetchInflight(), client.waitMs(),
         received);
   }
@@ -66,7 +77,7 @@ public final class FetchSession implements Closeable {
     if (!connection.isOpen()) {
       return;
     }
-    Buffer req = client.pool().allocate(CloseRequest.BYTES);
+    Buffer req = pool.allocate(CloseRequest.BYTES);
     if (req == null) {
       return; // the service drops the session with the connection or its job
     }

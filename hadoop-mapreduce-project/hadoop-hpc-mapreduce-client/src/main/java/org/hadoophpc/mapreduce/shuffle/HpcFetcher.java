@@ -106,16 +106,16 @@ final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
           throw e;
         } catch (InternalError | Exception e) {
           out.abort();
-          consumer.countBytes(session.bytesReceived() - before);
+          consumer.countBytes(session.transportName(), session.bytesReceived() - before);
           LOG.warn("fetcher#{}: failed to shuffle the output of {} from {} over {}", id, map,
-              host, client.transportName(), e);
+              host, session.transportName(), e);
           metrics.failedFetch();
           scheduler.hostFailed(host.getHostName());
           scheduler.copyFailed(map, host, true, false);
           client.forget(host.getHostName());
           return;
         }
-        consumer.countBytes(session.bytesReceived() - before);
+        consumer.countBytes(session.transportName(), session.bytesReceived() - before);
         scheduler.copySucceeded(map, host, p.partLength(), start, Time.monotonicNow(), out);
         remaining.remove(map);
         metrics.successFetch();

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapred.RawKeyValueIterator;
 import org.apache.hadoop.mapred.Reporter;
@@ -28,6 +29,7 @@ import org.hadoophpc.mapreduce.lustre.LustreMode;
 import org.hadoophpc.mapreduce.lustre.SharedMapOutputs;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
+import org.hadoophpc.net.TransportConfigKeys;
 import org.hadoophpc.net.TransportFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -249,6 +251,47 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     }
     client = new ShuffleFetchClient(transport, transportConf, shuffleConf,
         context.getReduceTask().getShuffleSecret());
+    String noTcp = tcpFallbackRefusal();
+    if (noTcp == null) {
+      client.withTcpFallback(this::openTcp, host -> {
+        LOG.warn("hpc shuffle: {} cannot be reached over {}; fetching from it over tcp ({})",
+            host, transport.name(), ShuffleConfigKeys.TCP_FALLBACK_KEY);
+        reporter.incrCounter(HpcShuffleCounter.HOSTS_OVER_TCP, 1);
+      });
+    } else if (!"tcp".equals(transport.name())) {
+      LOG.info("hpc shuffle: hosts unreachable over {} are not tried over tcp: {}",
+          transport.name(), noTcp);
+    }
+  }
+
+  /** Why hosts unreachable over verbs must not be tried over tcp, or null when they may. */
+  private String tcpFallbackRefusal() {
+    if ("tcp".equals(transport.name())) {
+      return "the transport is tcp";
+    }
+    if (!shuffleConf.tcpFallback()) {
+      return ShuffleConfigKeys.TCP_FALLBACK_KEY + "=false";
+    }
+    if (transportConf.strict()) {
+      return TransportConfigKeys.STRICT_KEY + "=true";
+    }
+    if (jobConf.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
+      return ShuffleConfigKeys.STOCK_SSL_ENABLED + "=true (never plaintext over tcp)";
+    }
+    return null;
+  }
+
+  /** The tcp transport for hosts verbs cannot reach; null (logged) when it cannot open. */
+  private Transport openTcp() {
+    Configuration c = new Configuration(jobConf);
+    c.set(TransportConfigKeys.TRANSPORT_KEY, "tcp");
+    try {
+      return TransportFactory.create(c);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("hpc shuffle: no tcp transport for hosts unreachable over {}: {}",
+          transport.name(), e.toString());
+      return null;
+    }
   }
 
   private void switchToStock(int parallel) throws InterruptedException {
@@ -303,8 +346,8 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     return fallbackReason != null;
   }
 
-  void countBytes(long n) {
-    reporter.incrCounter("verbs".equals(transport.name()) ? HpcShuffleCounter.BYTES_OVER_VERBS
+  void countBytes(String transportName, long n) {
+    reporter.incrCounter("verbs".equals(transportName) ? HpcShuffleCounter.BYTES_OVER_VERBS
         : HpcShuffleCounter.BYTES_OVER_TCP, n);
   }
 

@@ -16,6 +16,11 @@ public enum HpcShuffleCounter {
   /** Reduce tasks that fell back to the stock HTTP shuffle (the task log says why). */
   FALLBACKS,
   /**
+   * Map hosts a reducer on verbs could not reach over verbs and fetched from over tcp instead
+   * ({@code mapreduce.hpc.shuffle.tcp.fallback}; the task log names each host and why).
+   */
+  HOSTS_OVER_TCP,
+  /**
    * Reduce tasks that used the stock shuffle from the start because the job asked for encryption
    * the hpc path does not give ({@code mapreduce.shuffle.ssl.enabled} on tcp, or encrypted
    * intermediate data); the task log says which.

@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import javax.crypto.SecretKey;
 
@@ -17,7 +19,6 @@ import org.hadoophpc.mapreduce.shuffle.protocol.OpenRequest;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
 import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
 import org.hadoophpc.net.Buffer;
-import org.hadoophpc.net.BufferPool;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
@@ -32,6 +33,12 @@ import org.hadoophpc.net.TransportConf;
  * in the same order; every open names the stock port it means, so the first service that
  * accepts it is the one beside the map outputs, and it is remembered for the host.
  *
+ * <p>A host whose service cannot be reached over the transport (verbs) is tried over tcp, when
+ * the client was given a way to open a tcp transport ({@link #withTcpFallback}): the service
+ * listens over both ({@code mapreduce.hpc.shuffle.tcp.fallback}), and the host stays on the
+ * hpc path instead of sending the reducer to stock's shuffle. Such a host is remembered with
+ * its tcp connection until a fetch from it fails; then verbs is tried first again.
+ *
  * <p>Thread-safe: fetcher threads share it, each working on its own host.
  */
 public final class ShuffleFetchClient implements Closeable {
@@ -44,8 +51,17 @@ public final class ShuffleFetchClient implements Closeable {
   /** Stock's {@code mapreduce.shuffle.port} default, for hosts named without a port. */
   static final int DEFAULT_STOCK_PORT = 13562;
 
-  private record Endpoint(Connection connection, int port) {
+  /** A service found: its connection, port, and the transport of the connection. */
+  private record Endpoint(Connection connection, int port, Transport transport) {
   }
+
+  /** Opens the tcp transport for hosts unreachable over {@link #transport}; null: none. */
+  private Supplier<Transport> tcpOpener;
+  /** Told the name of every host fetched over tcp because the transport could not reach it. */
+  private Consumer<String> onHostOverTcp = h -> { };
+  /** Opened by {@link #tcpOpener} at the first host that needs it; closed with the client. */
+  private Transport tcp;
+  private boolean tcpTried;
 
   public ShuffleFetchClient(Transport transport, TransportConf transportConf, ShuffleConf conf,
       SecretKey key) {
@@ -61,8 +77,27 @@ public final class ShuffleFetchClient implements Closeable {
     return transport.name();
   }
 
-  BufferPool pool() {
-    return transport.bufferPool();
+  /**
+   * Lets hosts the transport cannot reach be fetched from over tcp: {@code opener} opens a tcp
+   * transport (once, at the first such host; null or a throw: no fallback), {@code onHost} hears
+   * of every host fetched from that way. The tcp transport is closed with this client.
+   */
+  public ShuffleFetchClient withTcpFallback(Supplier<Transport> opener, Consumer<String> onHost) {
+    this.tcpOpener = opener;
+    this.onHostOverTcp = onHost;
+    return this;
+  }
+
+  private synchronized Transport tcp() {
+    if (!tcpTried && tcpOpener != null) {
+      tcpTried = true;
+      try {
+        tcp = tcpOpener.get();
+      } catch (RuntimeException e) {
+        tcp = null;
+      }
+    }
+    return tcp;
   }
 
   ShuffleConf conf() {
@@ -98,7 +133,8 @@ public final class ShuffleFetchClient implements Closeable {
     if (known != null) {
       if (known.connection().isOpen()) {
         try {
-          return new FetchSession(this, known.connection(), send(known, request), known.port());
+          return new FetchSession(this, known.connection(), send(known, request), known.port(),
+              known.transport().name(), known.transport().bufferPool());
         } catch (ShuffleServiceException e) {
           if (e.code() != ShuffleError.WRONG_SERVICE) {
             throw e;
@@ -111,6 +147,31 @@ public final class ShuffleFetchClient implements Closeable {
         forget(host);
       }
     }
+    try {
+      return probe(transport, host, stockPort, request);
+    } catch (ServiceUnreachableException e) {
+      Transport t = "tcp".equals(transport.name()) ? null : tcp();
+      if (t == null) {
+        throw e;
+      }
+      FetchSession s;
+      try {
+        s = probe(t, host, stockPort, request);
+      } catch (ServiceUnreachableException overTcp) {
+        throw new ServiceUnreachableException(e.getMessage() + "; nor over tcp: "
+            + overTcp.getMessage(), e);
+      }
+      onHostOverTcp.accept(host);
+      return s;
+    }
+  }
+
+  /**
+   * Finds the service of the NodeManager at {@code host} over {@code transport} by trying its
+   * ports in order, and opens the fetch there.
+   */
+  private FetchSession probe(Transport transport, String host, int stockPort,
+      OpenRequest request) throws IOException {
     String name = hostName(host);
     int[] ports = conf.ports(stockPort == 0 ? DEFAULT_STOCK_PORT : stockPort);
     IOException last = null;
@@ -124,7 +185,7 @@ public final class ShuffleFetchClient implements Closeable {
         last = e;
         continue;
       }
-      Endpoint ep = new Endpoint(c, port);
+      Endpoint ep = new Endpoint(c, port, transport);
       OpenResponse r;
       try {
         r = send(ep, request);
@@ -143,7 +204,7 @@ public final class ShuffleFetchClient implements Closeable {
         continue;
       }
       remember(host, ep);
-      return new FetchSession(this, c, r, port);
+      return new FetchSession(this, c, r, port, transport.name(), transport.bufferPool());
     }
     throw new ServiceUnreachableException("no hpc shuffle service of the NodeManager at " + host
         + " answers at " + name + " port " + conf.describePorts(stockPort == 0
@@ -160,7 +221,7 @@ public final class ShuffleFetchClient implements Closeable {
   }
 
   private OpenResponse send(Endpoint ep, OpenRequest request) throws IOException {
-    Buffer req = pool().allocate(request.encodedSize());
+    Buffer req = ep.transport().bufferPool().allocate(request.encodedSize());
     if (req == null) {
       throw new IOException("transport memory exhausted: cannot send an open request");
     }
@@ -222,11 +283,27 @@ public final class ShuffleFetchClient implements Closeable {
     return colon > 0 && host.indexOf(':') == colon ? host.substring(0, colon) : host;
   }
 
-  /** Closes the connections (the transport stays open; its owner closes it). */
+  /**
+   * Closes the connections and the tcp transport of the fallback, if one was opened (the
+   * transport stays open; its owner closes it).
+   */
   @Override
   public void close() {
     for (String h : endpoints.keySet()) {
       forget(h);
+    }
+    Transport t;
+    synchronized (this) {
+      t = tcp;
+      tcp = null;
+      tcpTried = true;
+    }
+    if (t != null) {
+      try {
+        t.close();
+      } catch (IOException e) {
+        // closing: nothing left to fetch with it
+      }
     }
   }
 }

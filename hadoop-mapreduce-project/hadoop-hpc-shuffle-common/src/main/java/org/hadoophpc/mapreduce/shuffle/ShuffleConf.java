@@ -28,6 +28,7 @@ public final class ShuffleConf {
   private final int fetchInflight;
   private final boolean strict;
   private final boolean sendfile;
+  private final boolean tcpFallback;
   private final boolean sslVerbsPlaintext;
   private final int eventsInterval;
   private final int eventsBudget;
@@ -67,6 +68,7 @@ public final class ShuffleConf {
         conf.getInt(FETCH_INFLIGHT_KEY, FETCH_INFLIGHT_DEFAULT), 1);
     strict = conf.getBoolean(STRICT_KEY, STRICT_DEFAULT);
     sendfile = conf.getBoolean(SENDFILE_KEY, SENDFILE_DEFAULT);
+    tcpFallback = conf.getBoolean(TCP_FALLBACK_KEY, TCP_FALLBACK_DEFAULT);
     sslVerbsPlaintext = conf.getBoolean(SSL_VERBS_PLAINTEXT_KEY, SSL_VERBS_PLAINTEXT_DEFAULT);
     eventsInterval = atLeast(EVENTS_INTERVAL_KEY,
         conf.getInt(EVENTS_INTERVAL_KEY, EVENTS_INTERVAL_DEFAULT), 1);
@@ -179,6 +181,11 @@ public final class ShuffleConf {
     return sendfile;
   }
 
+  /** Both sides: over verbs, the service also listens over tcp and reducers use it per host. */
+  public boolean tcpFallback() {
+    return tcpFallback;
+  }
+
   /**
    * Reducer: milliseconds between event polls for a job with {@code reducers} reducers: the
    * configured interval, stretched so the job's reducers together stay within the AM budget,
@@ -195,7 +202,8 @@ public final class ShuffleConf {
     return "port=" + (port == 0 ? "stock+1" : Integer.toString(port))
         + (portRange > 1 ? "+" + (portRange - 1) : "") + " chunk=" + chunkSize
         + " inflight=" + fetchInflight + " prefetch=" + prefetchMax + " strict=" + strict
-        + " sendfile=" + sendfile + " server.io.threads=" + serverIoThreads + " events="
+        + " sendfile=" + sendfile + " tcp.fallback=" + tcpFallback + " server.io.threads="
+        + serverIoThreads + " events="
         + eventsInterval + "ms/" + eventsBudget + "/s";
   }
 }

@@ -106,6 +106,16 @@ public final class ShuffleConfigKeys {
   public static final boolean SENDFILE_DEFAULT = true;
 
   /**
+   * Both sides, over verbs: the NodeManager's service also listens over tcp (unless stock's
+   * shuffle is on TLS: never plaintext over tcp), and a reducer that cannot reach a host's
+   * service over verbs fetches from it over tcp before giving up on the hpc path for that host.
+   * Off, or with {@code hadoop.hpc.transport.strict=true}, a host unreachable over verbs is
+   * handled as before: the reducer falls back to stock's HTTP shuffle (or fails when strict).
+   */
+  public static final String TCP_FALLBACK_KEY = "mapreduce.hpc.shuffle.tcp.fallback";
+  public static final boolean TCP_FALLBACK_DEFAULT = true;
+
+  /**
    * Reducer: milliseconds between two asks to the MapReduce AM for new map-completion events, at
    * the least. Stock polls every 1000 ms, so a reducer learns of the last map half a second late
    * on average: most of the shuffle's tail when the fetch itself is fast.

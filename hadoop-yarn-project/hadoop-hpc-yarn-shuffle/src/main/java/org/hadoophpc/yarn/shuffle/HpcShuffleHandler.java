@@ -4,7 +4,6 @@
 package org.hadoophpc.yarn.shuffle;
 
 import java.io.IOException;
-import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Map;
@@ -30,9 +29,7 @@ import org.apache.hadoop.yarn.server.api.ApplicationTerminationContext;
 import org.hadoophpc.mapreduce.lustre.SharedMapOutputs;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
-import org.hadoophpc.net.Listener;
 import org.hadoophpc.net.RequestHandler;
-import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportConfigKeys;
 import org.hadoophpc.net.TransportFactory;
@@ -60,9 +57,10 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   private final JobRegistry jobs = new JobRegistry(this::recoveredJob);
   private ShuffleConf conf;
-  private Transport transport;
-  private Listener listener;
-  private MapOutputServer server;
+  /** The transport the service serves on (verbs, or tcp); null when not serving. */
+  private volatile ServingTransport primary;
+  /** Over verbs: the same service over tcp for reducers verbs cannot reach; else null. */
+  private volatile ServingTransport overTcp;
   private MapOutputLocator locator;
   private ShuffleServiceMetrics metrics;
   private String metricsName;
@@ -107,17 +105,7 @@ public class HpcShuffleHandler extends ShuffleHandler {
   private void startHpc(Configuration c) throws Exception {
     conf = ShuffleConf.from(c);
     Configuration transportKeys = serviceTransportConf(c, conf);
-    TransportConf tc = TransportConf.from(transportKeys);
-    transport = TransportFactory.create(transportKeys);
-    ioThreads = tc.ioThreads();
-    String tls = tlsRefusal(c, transport.name(), conf);
-    if (tls != null) {
-      throw new IOException(tls);
-    }
-    if (c.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
-      LOG.warn("hpc shuffle: serving plaintext over verbs although {}=true, because {}=true",
-          ShuffleConfigKeys.STOCK_SSL_ENABLED, ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY);
-    }
+    ioThreads = TransportConf.from(transportKeys).ioThreads();
     JobConf job = new JobConf(c);
     locator = new MapOutputLocator(getAuxiliaryLocalPathHandler(), job);
     if (!job.getTrimmed(ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY, "").isEmpty()) {
@@ -139,12 +127,30 @@ public class HpcShuffleHandler extends ShuffleHandler {
       LOG.info("hpc shuffle: deletes the map outputs ended jobs published under {} ({})", shared,
           ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY);
     }
-    server = new MapOutputServer(transport.bufferPool(), jobs, locator, conf, tc.ioTimeoutMs(),
-        metrics, stockPort);
-    listener = bind(bindHost(c, conf));
+    String host = bindHost(c, conf);
+    primary = ServingTransport.open(transportKeys, conf, stockPort, host, jobs, locator,
+        metrics, name -> tlsRefusal(c, name, conf), this::handler);
     LOG.info("hpc shuffle serving map outputs on {} over {} next to the stock shuffle on port"
-        + " {} ({}; registered memory bound {} bytes)", listener.address(), transport.name(),
-        stockPort, conf, transport.bufferPool().maxBytes());
+        + " {} ({}; registered memory bound {} bytes)", primary.address(), primary.name(),
+        stockPort, conf, primary.transport.bufferPool().maxBytes());
+    if (c.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
+      LOG.warn("hpc shuffle: serving plaintext over verbs although {}=true, because {}=true",
+          ShuffleConfigKeys.STOCK_SSL_ENABLED, ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY);
+    }
+    if (!"tcp".equals(primary.name()) && conf.tcpFallback()) {
+      String refusal = tlsRefusal(c, "tcp", conf);
+      if (refusal != null) {
+        LOG.info("hpc shuffle: no tcp listener for reducers {} cannot reach: {}", primary.name(),
+            refusal);
+        return;
+      }
+      Configuration tcpKeys = new Configuration(transportKeys);
+      tcpKeys.set(TransportConfigKeys.TRANSPORT_KEY, "tcp");
+      overTcp = ServingTransport.open(tcpKeys, conf, stockPort, host, jobs, locator, metrics,
+          name -> null, this::handler);
+      LOG.info("hpc shuffle also serving over tcp on {} for reducers that cannot reach it over"
+          + " {} ({})", overTcp.address(), primary.name(), ShuffleConfigKeys.TCP_FALLBACK_KEY);
+    }
   }
 
   /**
@@ -206,27 +212,6 @@ public class HpcShuffleHandler extends ShuffleHandler {
     return c;
   }
 
-  /** Binds the first free port of this NodeManager's ports. */
-  private Listener bind(String host) throws IOException {
-    IOException last = null;
-    for (int port : conf.ports(stockPort)) {
-      InetSocketAddress at = new InetSocketAddress(host, port);
-      try {
-        return transport.listen(at, handler(server));
-      } catch (IOException e) {
-        last = e;
-        LOG.debug("hpc shuffle: {} is taken: {}", at, e.toString());
-      }
-    }
-    BindException e = new BindException("cannot listen on " + host + " port "
-        + conf.describePorts(stockPort) + " over " + transport.name() + " ("
-        + (last == null ? "" : last.getMessage()) + "): stop whatever holds them or change "
-        + ShuffleConfigKeys.PORT_KEY + " / " + ShuffleConfigKeys.PORT_RANGE_KEY
-        + (conf.bindHost().isEmpty() ? "" : " / " + ShuffleConfigKeys.BIND_HOST_KEY));
-    e.initCause(last);
-    throw e;
-  }
-
   /**
    * The handler the listener serves with: {@code server} itself. Tests wrap it to make the
    * service misbehave the way a sick node would.
@@ -237,32 +222,13 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   /** Releases whatever of ours started (after a failed start, and at stop). */
   private void stopHpc() {
-    try {
-      if (listener != null) {
-        listener.close();
+    for (ServingTransport t : new ServingTransport[] {overTcp, primary}) {
+      if (t != null) {
+        t.close();
       }
-    } catch (RuntimeException e) {
-      LOG.warn("hpc shuffle: closing the listener failed", e);
     }
-    listener = null;
-    try {
-      if (server != null) {
-        server.close();
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (RuntimeException e) {
-      LOG.warn("hpc shuffle: stopping the server failed", e);
-    }
-    server = null;
-    try {
-      if (transport != null) {
-        transport.close();
-      }
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("hpc shuffle: closing the transport failed", e);
-    }
-    transport = null;
+    overTcp = null;
+    primary = null;
     if (cleaner != null) {
       cleaner.shutdown();
       try {
@@ -311,8 +277,12 @@ public class HpcShuffleHandler extends ShuffleHandler {
   @Override
   public void stopApplication(ApplicationTerminationContext context) {
     String jobId = jobId(context.getApplicationId());
-    if (jobs.remove(jobId) != null && server != null) {
-      server.closeJob(jobId);
+    if (jobs.remove(jobId) != null && primary != null) {
+      for (ServingTransport t : new ServingTransport[] {primary, overTcp}) {
+        if (t != null) {
+          t.server.closeJob(jobId);
+        }
+      }
       if (locator != null) {
         locator.forgetJob(jobId);
       }
@@ -393,7 +363,17 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   /** The address the hpc shuffle listens on; null before start. */
   public InetSocketAddress address() {
-    return listener == null ? null : listener.address();
+    ServingTransport t = primary;
+    return t == null ? null : t.address();
+  }
+
+  /**
+   * Over verbs, where the service also listens over tcp for reducers verbs cannot reach
+   * ({@code mapreduce.hpc.shuffle.tcp.fallback}); null otherwise.
+   */
+  public InetSocketAddress tcpFallbackAddress() {
+    ServingTransport t = overTcp;
+    return t == null ? null : t.address();
   }
 
   /** Event threads of the service's transport (tcp; verbs uses one loop whatever this says). */
@@ -402,7 +382,8 @@ public class HpcShuffleHandler extends ShuffleHandler {
   }
 
   public String transportName() {
-    return transport == null ? null : transport.name();
+    ServingTransport t = primary;
+    return t == null ? null : t.name();
   }
 
   public ShuffleServiceMetrics metrics() {
@@ -411,8 +392,11 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   /** Bytes of the service's transport pool in use now (0 when not started). */
   public long poolBytesInUse() {
-    Transport t = transport;
-    return t == null ? 0 : t.bufferPool().usedBytes();
+    long used = 0;
+    for (ServingTransport t : new ServingTransport[] {primary, overTcp}) {
+      used += t == null ? 0 : t.transport.bufferPool().usedBytes();
+    }
+    return used;
   }
 
   /** Jobs whose token the hpc shuffle holds. */
@@ -422,6 +406,10 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   /** Fetch sessions open now. */
   public int openSessions() {
-    return server == null ? 0 : server.openSessions();
+    int open = 0;
+    for (ServingTransport t : new ServingTransport[] {primary, overTcp}) {
+      open += t == null ? 0 : t.server.openSessions();
+    }
+    return open;
   }
 }

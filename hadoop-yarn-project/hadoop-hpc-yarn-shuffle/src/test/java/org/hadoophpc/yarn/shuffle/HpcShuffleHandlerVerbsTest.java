@@ -3,63 +3,26 @@
  */
 package org.hadoophpc.yarn.shuffle;
 
-import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
-import java.net.InetAddress;
-
 import org.apache.hadoop.conf.Configuration;
-import org.hadoophpc.nativeio.HpcNative;
-import org.hadoophpc.nativeio.RdmaDevice;
-import org.hadoophpc.nativeio.RdmaDevices;
-import org.hadoophpc.net.TransportConfigKeys;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
  * {@link HpcShuffleHandlerTest} over the verbs transport: real map-output files fetched over
- * RDMA ({@code -Dhadoop.hpc.test.verbs.device}, default the first device with an active port;
- * service and reducers on its netdev's IPv4 address). Skips without a device, unless
- * {@code -Dhadoop.hpc.test.require.verbs=true} (the Soft-RoCE lane, dev-support/bin/test-rdma)
- * makes that a failure. Strict transport: a silent fall back to tcp would fail the test.
+ * RDMA, service and reducers on the device's IPv4 address ({@link RdmaTestDevice}: skips
+ * without a device, fails in the Soft-RoCE lane). Strict transport: a silent fall back to tcp
+ * would fail the test.
  */
 class HpcShuffleHandlerVerbsTest extends HpcShuffleHandlerTest {
-  private static RdmaDevice device;
-  private static InetAddress address;
+  private static RdmaTestDevice rdma;
 
   @BeforeAll
   static void findDevice() {
-    String why = null;
-    if (!HpcNative.isAvailable()) {
-      why = "libhpcnative unavailable: " + HpcNative.unavailabilityCause().getMessage();
-    } else {
-      RdmaDevices devices = RdmaDevices.probe();
-      String wanted = System.getProperty("hadoop.hpc.test.verbs.device", "");
-      device = devices.devices().stream()
-          .filter(d -> (wanted.isEmpty() || d.name().equals(wanted)) && d.hasActivePort())
-          .findFirst().orElse(null);
-      if (device == null) {
-        why = "no active RDMA device" + (wanted.isEmpty() ? "" : " " + wanted) + " ("
-            + devices.reason().orElse(devices.devices().toString()) + ")";
-      } else {
-        address = device.ipv4Address(1).orElse(null);
-        if (address == null) {
-          why = "device " + device.name() + " has no netdev with an IPv4 address";
-        }
-      }
-    }
-    if (why != null) {
-      if (Boolean.getBoolean("hadoop.hpc.test.require.verbs")) {
-        fail("no RDMA device (hadoop.hpc.test.require.verbs=true): " + why);
-      }
-      assumeTrue(false, "no RDMA device: run dev-support/bin/test-rdma (" + why + ")");
-    }
+    rdma = RdmaTestDevice.require();
   }
 
   @Override
   protected void configureTransport(Configuration conf) {
-    conf.set(TransportConfigKeys.TRANSPORT_KEY, "verbs");
-    conf.setBoolean(TransportConfigKeys.STRICT_KEY, true);
-    conf.set(TransportConfigKeys.VERBS_DEVICE_KEY, device.name());
+    rdma.configure(conf);
   }
 
   @Override
@@ -69,6 +32,6 @@ class HpcShuffleHandlerVerbsTest extends HpcShuffleHandlerTest {
 
   @Override
   protected String host() {
-    return address.getHostAddress();
+    return rdma.host();
   }
 }

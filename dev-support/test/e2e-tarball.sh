@@ -90,7 +90,9 @@ for d in bin sbin etc/hadoop lib/native share/hadoop/lib share/hadoop-hpc; do
   check "tarball has ${d}/" test -d "${A}/${d}"
 done
 for f in bin/hadoop bin/hdfs bin/yarn bin/mapred sbin/start-dfs.sh sbin/stop-dfs.sh \
-  sbin/start-yarn.sh sbin/stop-yarn.sh sbin/start-all.sh sbin/stop-all.sh sbin/workers.sh; do
+  sbin/start-yarn.sh sbin/stop-yarn.sh sbin/start-all.sh sbin/stop-all.sh sbin/workers.sh \
+  sbin/hadoop-daemon.sh sbin/yarn-daemon.sh sbin/mr-jobhistory-daemon.sh \
+  sbin/start-balancer.sh sbin/stop-balancer.sh; do
   check "${f} is executable" test -x "${A}/${f}"
 done
 check "examples jar shipped" compgen -G "${A}/share/hadoop/mapreduce/hadoop-mapreduce-examples-*.jar"
@@ -206,6 +208,43 @@ out_sum=$(sed -n 's/^checksum[[:space:]]*//p' <<<"${report}")
 [[ -n "${in_sum}" && "${in_sum}" == "${out_sum}" ]] &&
   pass "checksum of input equals checksum of sorted output (${out_sum})" ||
   fail "checksum of input equals checksum of sorted output (in '${in_sum}', out '${out_sum}')"
+
+echo "== admin commands as in Apache Hadoop 3.5"
+expect_output "hadoop jnipath" "${A}/lib/native" "${A}/bin/hadoop" jnipath
+check "hadoop conftest: the shipped configuration is valid XML" "${A}/bin/hadoop" conftest
+nn_http=$("${A}/bin/hdfs" getconf -confKey dfs.namenode.http-address 2>/dev/null)
+expect_output "hadoop daemonlog -getlevel (the NameNode's)" "Effective Level" \
+  "${A}/bin/hadoop" daemonlog -getlevel "${nn_http/0.0.0.0/127.0.0.1}" \
+  org.apache.hadoop.hdfs.server.namenode.NameNode
+expect_output "hadoop credential create (local keystore)" "has been successfully created" \
+  "${A}/bin/hadoop" credential create e2e.alias -value s3cret -provider "jceks://file${work}/e2e.jceks"
+expect_output "hadoop credential list" "e2e.alias" \
+  "${A}/bin/hadoop" credential list -provider "jceks://file${work}/e2e.jceks"
+expect_output "hadoop key create (local keystore)" "has been successfully created" \
+  "${A}/bin/hadoop" key create e2e.key -provider "jceks://file${work}/e2e-keys.jceks"
+expect_output "hadoop key list" "e2e.key" \
+  "${A}/bin/hadoop" key list -provider "jceks://file${work}/e2e-keys.jceks"
+check "hadoop distcp (HDFS to HDFS, a MapReduce job)" "${A}/bin/hadoop" distcp /e2e/in /e2e/distcp
+[[ "$("${A}/bin/hdfs" dfs -cat '/e2e/distcp/part-m-*' | wc -c)" -eq $((rows * 100)) ]] &&
+  pass "distcp copied every byte" || fail "distcp copied every byte"
+check "hadoop archive (a MapReduce job)" "${A}/bin/hadoop" archive -archiveName in.har -p /e2e in \
+  /e2e/har
+[[ "$("${A}/bin/hdfs" dfs -cat 'har:///e2e/har/in.har/in/part-m-*' | wc -c)" -eq $((rows * 100)) ]] &&
+  pass "the archive reads back every byte (har://)" || fail "the archive reads back every byte"
+check "hdfs dfsadmin -allowSnapshot" "${A}/bin/hdfs" dfsadmin -allowSnapshot /e2e/in
+check "hdfs dfs -createSnapshot" "${A}/bin/hdfs" dfs -createSnapshot /e2e/in s1
+expect_output "hdfs lsSnapshottableDir" "/e2e/in" "${A}/bin/hdfs" lsSnapshottableDir
+expect_output "hdfs snapshotDiff" "Difference between snapshot s1 and current directory" \
+  "${A}/bin/hdfs" snapshotDiff /e2e/in s1 .
+check "hdfs mover -p /e2e/in (after a storage policy change)" "${A}/bin/hdfs" mover -p /e2e/in
+expect_output "sbin/hadoop-daemon.sh status namenode (deprecated, as in Hadoop 3)" \
+  "is deprecated" "${A}/sbin/hadoop-daemon.sh" status namenode
+expect_output "sbin/yarn-daemon.sh status resourcemanager" "is running as process" \
+  "${A}/sbin/yarn-daemon.sh" status resourcemanager
+expect_output "sbin/mr-jobhistory-daemon.sh status historyserver" "is running as process" \
+  "${A}/sbin/mr-jobhistory-daemon.sh" status historyserver
+expect_output "--debug shows the final command" "DEBUG: final command:" \
+  "${A}/bin/hadoop" --debug version
 
 echo "== stop"
 expect_output "stop-all.sh" "stopped namenode" "${A}/sbin/stop-all.sh"

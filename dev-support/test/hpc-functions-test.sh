@@ -28,6 +28,16 @@ assert_eq "bad --daemon mode exits 1" 1 "$?"
 assert_contains "bad --daemon mode is named" "--daemon takes start, stop or status, not 'restart'" "${out}"
 unset HADOOP_CONF_DIR
 
+hpc_parse_args --debug --hosts /etc/myhosts --workers dfs -ls /
+assert_eq "--debug" true "${HPC_DEBUG}"
+assert_eq "--hosts names the workers file" /etc/myhosts "${HADOOP_WORKERS}"
+assert_eq "--hosts then the subcommand" "dfs -ls /" "${HPC_ARGV[*]}"
+out=$(hpc_debug "decided X" 2>&1)
+assert_eq "--debug prints DEBUG lines on stderr" "DEBUG: decided X" "${out}"
+HPC_DEBUG=false
+assert_eq "without --debug, nothing" "" "$(hpc_debug "decided X" 2>&1)"
+unset HADOOP_WORKERS HPC_DEBUG
+
 echo "== hpc_java_opts"
 HADOOP_IDENT_STRING=u HPC_HOSTNAME=h HPC_LOGLEVEL="" HADOOP_HOME=/hh HADOOP_LOG_DIR=/logs
 HADOOP_PID_DIR=/pids HADOOP_OPTS="-Da=1" HADOOP_CLIENT_OPTS="-Xmx3g -Dc=2"
@@ -40,6 +50,9 @@ hpc_java_opts hdfs namenode true
 assert_eq "a daemon does not take HADOOP_CLIENT_OPTS" "" \
   "$(printf '%s\n' "${HPC_JAVA_OPTS[@]}" | grep -e -Xmx3g)"
 assert_contains "a daemon takes HADOOP_OPTS and its own" "-Da=1 -Dn=4" "${HPC_JAVA_OPTS[*]}"
+HADOOP_HEAPSIZE_MIN=512 HADOOP_HEAPSIZE_MAX=2g hpc_java_opts hdfs namenode true
+assert_contains "HADOOP_HEAPSIZE_MIN/MAX: plain numbers are MB, units kept" "-Xms512m -Xmx2g" \
+  "${HPC_JAVA_OPTS[*]}"
 unset HADOOP_IDENT_STRING HPC_HOSTNAME HADOOP_HOME HADOOP_LOG_DIR HADOOP_PID_DIR HADOOP_OPTS \
   HADOOP_CLIENT_OPTS HDFS_DFS_OPTS HDFS_NAMENODE_OPTS HPC_JAVA_OPTS
 
@@ -70,6 +83,9 @@ assert_eq "another host is remote" 1 "$?"
 printf '# comment\n\nnode1\n  node2  # trailing\n' >"${tmp}/workers"
 assert_eq "workers file: comments and blanks dropped" "node1 node2" \
   "$(HADOOP_WORKERS="${tmp}/workers" hpc_workers | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "HADOOP_WORKER_NAMES wins over the file (spaces or commas)" "w1 w2 w3" \
+  "$(HADOOP_WORKER_NAMES="w1 w2,w3" HADOOP_WORKERS="${tmp}/workers" hpc_workers | tr '\n' ' ' |
+    sed 's/ $//')"
 out=$(HADOOP_WORKERS="${tmp}/missing" hpc_workers 2>&1)
 assert_contains "missing workers file explained" "no workers file" "${out}"
 out=$(hpc_on_hosts "localhost 127.0.0.1" echo hi)
@@ -129,6 +145,25 @@ out=$(hpc_explain_failure datanode 2>&1)
 assert_contains "unknown failure shows the log's tail" "Something odd happened" "${out}"
 out=$(hpc_explain_failure nodemanager 2>&1)
 assert_contains "no log at all is said" "wrote no log" "${out}"
+
+echo "== hadoop-user-functions.sh and the Hadoop 2 daemon scripts"
+home="${tmp}/home"
+mkdir -p "${home}/bin" "${home}/etc/hadoop"
+printf '#!/usr/bin/env bash\necho "bin/hdfs $*"\n' >"${home}/bin/hdfs"
+chmod +x "${home}/bin/hdfs"
+printf 'hpc_workers() {\n  echo user-defined-worker\n}\n' >"${home}/etc/hadoop/hadoop-user-functions.sh"
+out=$(HADOOP_HOME="${home}" HADOOP_CONF_DIR="${home}/etc/hadoop" HADOOP_HPC_NODE_HOST=h \
+  bash -c '. "$1"; hpc_load_env; hpc_workers' _ \
+  "${here}/../../hadoop-dist/src/main/libexec/hpc-functions.sh")
+assert_eq "hadoop-user-functions.sh replaces a function" user-defined-worker "${out}"
+out=$(HADOOP_HOME="${home}" hpc_deprecated_daemon hdfs hadoop-daemon.sh --config /c start \
+  datanode -x 2>&1)
+assert_contains "hadoop-daemon.sh warns" "hadoop-daemon.sh is deprecated" "${out}"
+assert_contains "hadoop-daemon.sh runs hdfs --daemon" \
+  "bin/hdfs --config /c --daemon start datanode -x" "${out}"
+out=$( (HADOOP_HOME="${home}" hpc_deprecated_daemon yarn yarn-daemon.sh restart nodemanager) 2>&1)
+assert_eq "a bad action exits 1" 1 "$?"
+assert_contains "a bad action shows the usage" "usage: yarn-daemon.sh" "${out}"
 
 echo
 echo "shell: ${passed} passed, ${failed} failed"

@@ -39,9 +39,19 @@ hpc_parse_args() {
   HPC_WORKERS=false
   HPC_HOSTNAMES=""
   HPC_LOGLEVEL=""
+  HPC_DEBUG=${HPC_DEBUG:-false}
   HPC_ARGV=()
   while [[ $# -gt 0 ]]; do
     case "$1" in
+      --debug)
+        HPC_DEBUG=true
+        shift
+        ;;
+      --hosts)
+        [[ $# -ge 2 ]] || { hpc_error "--hosts needs a file of host names"; exit 1; }
+        HADOOP_WORKERS=$2
+        shift 2
+        ;;
       --config)
         [[ $# -ge 2 ]] || { hpc_error "--config needs a directory"; exit 1; }
         HADOOP_CONF_DIR=$2
@@ -77,7 +87,14 @@ hpc_parse_args() {
   done
 }
 
-## Validates the configuration directory and reads hadoop-env.sh from it, then sets defaults.
+## hpc_debug MESSAGE...: a "DEBUG:" line on stderr with --debug (what the script decided).
+hpc_debug() {
+  [[ "${HPC_DEBUG:-false}" == "true" ]] && echo "DEBUG: $*" >&2
+  return 0
+}
+
+## Validates the configuration directory and reads hadoop-env.sh from it, then sets defaults;
+## then sources hadoop-user-functions.sh from it, if there, to replace any hpc_* function.
 hpc_load_env() {
   HADOOP_CONF_DIR=${HADOOP_CONF_DIR:-${HADOOP_HOME}/etc/hadoop}
   if [[ ! -d "${HADOOP_CONF_DIR}" ]]; then
@@ -115,6 +132,13 @@ hpc_load_env() {
     fi
   fi
   export HADOOP_HPC_NODE_HOST
+  if [[ -f "${HADOOP_CONF_DIR}/hadoop-user-functions.sh" ]]; then
+    hpc_debug "sourcing ${HADOOP_CONF_DIR}/hadoop-user-functions.sh"
+    # shellcheck source=/dev/null
+    . "${HADOOP_CONF_DIR}/hadoop-user-functions.sh"
+  fi
+  hpc_debug "HADOOP_HOME=${HADOOP_HOME} HADOOP_CONF_DIR=${HADOOP_CONF_DIR}" \
+    "HADOOP_LOG_DIR=${HADOOP_LOG_DIR} HADOOP_PID_DIR=${HADOOP_PID_DIR}"
 }
 
 ## hpc_node_host NODE: the name or address NODE's daemons use on the fast network. With
@@ -212,8 +236,11 @@ hpc_java_opts() {
     # How status and stop find this daemon's JVM (and only it) in /proc.
     HPC_JAVA_OPTS+=("-Dhadoop.hpc.daemon=${subcmd}@${HADOOP_PID_DIR}")
   fi
+  if [[ -n "${HADOOP_HEAPSIZE_MIN:-}" ]]; then
+    HPC_JAVA_OPTS+=("-Xms$(hpc_heap_size "${HADOOP_HEAPSIZE_MIN}")")
+  fi
   if [[ -n "${HADOOP_HEAPSIZE_MAX:-}" ]]; then
-    HPC_JAVA_OPTS+=("-Xmx${HADOOP_HEAPSIZE_MAX}")
+    HPC_JAVA_OPTS+=("-Xmx$(hpc_heap_size "${HADOOP_HEAPSIZE_MAX}")")
   fi
   # Word splitting is intended: *_OPTS hold several JVM options, as in Apache Hadoop.
   local var extra
@@ -229,11 +256,23 @@ hpc_java_opts() {
   HPC_JAVA_OPTS+=("${extra[@]}")
 }
 
+## hpc_heap_size SIZE: a heap size as Apache Hadoop reads HADOOP_HEAPSIZE_MIN/MAX: a plain
+## number is megabytes (4096 -> 4096m), a number with a unit is kept (4g).
+hpc_heap_size() {
+  if [[ "$1" =~ ^[0-9]+$ ]]; then
+    printf '%sm' "$1"
+  else
+    printf '%s' "$1"
+  fi
+}
+
 ## Runs the command CLASS in the foreground (replacing this shell).
 hpc_java_exec() {
   local program=$1 subcmd=$2 class=$3
   shift 3
   hpc_java_opts "${program}" "${subcmd}" false true
+  hpc_debug "classpath: $(hpc_classpath)"
+  hpc_debug "final command: ${JAVA} ${HPC_JAVA_OPTS[*]} ${class} $*"
   exec "${JAVA}" "${HPC_JAVA_OPTS[@]}" -cp "$(hpc_classpath)" "${class}" "$@"
 }
 
@@ -346,6 +385,7 @@ hpc_daemon_start() {
   log=$(hpc_log_file "${subcmd}")
   [[ -f "${log}" ]] && mv -f "${log}" "${log}.prev"
   [[ -f "${out}" ]] && mv -f "${out}" "${out}.prev"
+  hpc_debug "daemon command: ${JAVA} ${HPC_JAVA_OPTS[*]} -cp $(hpc_classpath) ${class} $*"
   nohup "${JAVA}" "${HPC_JAVA_OPTS[@]}" -cp "$(hpc_classpath)" "${class}" "$@" \
     >"${out}" 2>&1 </dev/null &
   pid=$!
@@ -434,6 +474,10 @@ hpc_is_local_host() {
 
 ## The hosts of the workers file, comments and blank lines dropped.
 hpc_workers() {
+  if [[ -n "${HADOOP_WORKER_NAMES:-}" ]]; then
+    tr -s '[:space:],' '\n' <<<"${HADOOP_WORKER_NAMES}" | sed '/^$/d'
+    return 0
+  fi
   local file=${HADOOP_WORKERS:-${HADOOP_CONF_DIR}/workers}
   if [[ ! -f "${file}" ]]; then
     hpc_error "no workers file ${file}; list one worker host per line (localhost for one machine)"
@@ -739,6 +783,29 @@ hpc_main() {
     exit $?
   fi
   hpc_find_java
+}
+
+## hpc_deprecated_daemon PROGRAM SCRIPT [--config DIR] (start|stop|status) COMMAND [ARGS...]:
+## what the Hadoop 2 scripts hadoop-daemon.sh, yarn-daemon.sh and mr-jobhistory-daemon.sh do
+## in Apache Hadoop 3: one deprecation warning, then bin/PROGRAM --daemon ACTION COMMAND ARGS
+## (its exit code). A usage error exits 1.
+hpc_deprecated_daemon() {
+  local program=$1 script=$2 config=() action
+  shift 2
+  hpc_home
+  if [[ "${1:-}" == "--config" ]]; then
+    [[ $# -ge 2 ]] || { hpc_error "--config needs a directory"; exit 1; }
+    config=(--config "$2")
+    shift 2
+  fi
+  action=${1:-}
+  if [[ $# -lt 2 || ! "${action}" =~ ^(start|stop|status)$ ]]; then
+    hpc_error "usage: ${script} [--config confdir] (start|stop|status) <${program}-command> [args...]"
+    exit 1
+  fi
+  shift
+  echo "WARNING: ${script} is deprecated; running \"${program} --daemon ${action} $1\" instead." >&2
+  exec "${HADOOP_HOME}/bin/${program}" "${config[@]}" --daemon "${action}" "$@"
 }
 
 ## Subcommands every program has. Returns 1 if SUBCMD is not one of them.

@@ -161,6 +161,10 @@ out=$(HADOOP_HOME="${home}" hpc_deprecated_daemon hdfs hadoop-daemon.sh --config
 assert_contains "hadoop-daemon.sh warns" "hadoop-daemon.sh is deprecated" "${out}"
 assert_contains "hadoop-daemon.sh runs hdfs --daemon" \
   "bin/hdfs --config /c --daemon start datanode -x" "${out}"
+out=$(HADOOP_HOME="${home}" hpc_balancer start --config /c -threshold 5 2>&1)
+assert_eq "start-balancer.sh" "bin/hdfs --config /c --daemon start balancer -threshold 5" "${out}"
+out=$(HADOOP_HOME="${home}" hpc_balancer stop -threshold 5 2>&1)
+assert_eq "stop-balancer.sh takes no balancer options" "bin/hdfs --daemon stop balancer" "${out}"
 out=$( (HADOOP_HOME="${home}" hpc_deprecated_daemon yarn yarn-daemon.sh restart nodemanager) 2>&1)
 assert_eq "a bad action exits 1" 1 "$?"
 assert_contains "a bad action shows the usage" "usage: yarn-daemon.sh" "${out}"

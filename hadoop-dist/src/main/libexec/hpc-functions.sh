@@ -808,6 +808,21 @@ hpc_deprecated_daemon() {
   exec "${HADOOP_HOME}/bin/${program}" "${config[@]}" --daemon "${action}" "$@"
 }
 
+## hpc_balancer start|stop [--config DIR] [BALANCER OPTIONS...]: sbin/start-balancer.sh and
+## stop-balancer.sh: the balancer as a daemon of this host (bin/hdfs --daemon ACTION balancer).
+hpc_balancer() {
+  local action=$1 config=()
+  shift
+  hpc_home
+  if [[ "${1:-}" == "--config" ]]; then
+    [[ $# -ge 2 ]] || { hpc_error "--config needs a directory"; exit 1; }
+    config=(--config "$2")
+    shift 2
+  fi
+  [[ "${action}" == "stop" ]] && set --
+  exec "${HADOOP_HOME}/bin/hdfs" "${config[@]}" --daemon "${action}" balancer "$@"
+}
+
 ## Subcommands every program has. Returns 1 if SUBCMD is not one of them.
 hpc_common_subcommand() {
   local subcmd=$1

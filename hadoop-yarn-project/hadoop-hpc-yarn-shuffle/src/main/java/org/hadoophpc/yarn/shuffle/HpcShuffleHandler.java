@@ -6,6 +6,7 @@ package org.hadoophpc.yarn.shuffle;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -57,10 +58,11 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   private final JobRegistry jobs = new JobRegistry(this::recoveredJob);
   private ShuffleConf conf;
-  /** The transport the service serves on (verbs, or tcp); null when not serving. */
-  private volatile ServingTransport primary;
-  /** Over verbs: the same service over tcp for reducers verbs cannot reach; else null. */
-  private volatile ServingTransport overTcp;
+  /**
+   * The transports the service serves on: first its own (verbs, or tcp), then, over verbs, tcp
+   * for reducers verbs cannot reach; empty when not serving. Replaced whole, never changed.
+   */
+  private volatile List<ServingTransport> serving = List.of();
   private MapOutputLocator locator;
   private ShuffleServiceMetrics metrics;
   private String metricsName;
@@ -128,8 +130,9 @@ public class HpcShuffleHandler extends ShuffleHandler {
           ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY);
     }
     String host = bindHost(c, conf);
-    primary = ServingTransport.open(transportKeys, conf, stockPort, host, jobs, locator,
-        metrics, name -> tlsRefusal(c, name, conf), this::handler);
+    ServingTransport primary = ServingTransport.open(transportKeys, conf, stockPort, host, jobs,
+        locator, metrics, name -> tlsRefusal(c, name, conf), this::handler);
+    serving = List.of(primary);
     LOG.info("hpc shuffle serving map outputs on {} over {} next to the stock shuffle on port"
         + " {} ({}; registered memory bound {} bytes)", primary.address(), primary.name(),
         stockPort, conf, primary.transport.bufferPool().maxBytes());
@@ -146,8 +149,17 @@ public class HpcShuffleHandler extends ShuffleHandler {
       }
       Configuration tcpKeys = new Configuration(transportKeys);
       tcpKeys.set(TransportConfigKeys.TRANSPORT_KEY, "tcp");
-      overTcp = ServingTransport.open(tcpKeys, conf, stockPort, host, jobs, locator, metrics,
-          name -> null, this::handler);
+      ServingTransport overTcp;
+      try {
+        overTcp = ServingTransport.open(tcpKeys, conf, stockPort, host, jobs, locator, metrics,
+            name -> null, this::handler);
+      } catch (IOException | RuntimeException e) {
+        // the service still serves over its own transport; only verbs-less reducers lose it
+        LOG.warn("hpc shuffle: no tcp listener for reducers {} cannot reach: {}", primary.name(),
+            e.getMessage());
+        return;
+      }
+      serving = List.of(primary, overTcp);
       LOG.info("hpc shuffle also serving over tcp on {} for reducers that cannot reach it over"
           + " {} ({})", overTcp.address(), primary.name(), ShuffleConfigKeys.TCP_FALLBACK_KEY);
     }
@@ -222,13 +234,11 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   /** Releases whatever of ours started (after a failed start, and at stop). */
   private void stopHpc() {
-    for (ServingTransport t : new ServingTransport[] {overTcp, primary}) {
-      if (t != null) {
-        t.close();
-      }
+    List<ServingTransport> was = serving;
+    serving = List.of();
+    for (int i = was.size() - 1; i >= 0; i--) {
+      was.get(i).close();
     }
-    overTcp = null;
-    primary = null;
     if (cleaner != null) {
       cleaner.shutdown();
       try {
@@ -277,11 +287,10 @@ public class HpcShuffleHandler extends ShuffleHandler {
   @Override
   public void stopApplication(ApplicationTerminationContext context) {
     String jobId = jobId(context.getApplicationId());
-    if (jobs.remove(jobId) != null && primary != null) {
-      for (ServingTransport t : new ServingTransport[] {primary, overTcp}) {
-        if (t != null) {
-          t.server.closeJob(jobId);
-        }
+    List<ServingTransport> now = serving;
+    if (jobs.remove(jobId) != null && !now.isEmpty()) {
+      for (ServingTransport t : now) {
+        t.server.closeJob(jobId);
       }
       if (locator != null) {
         locator.forgetJob(jobId);
@@ -363,8 +372,8 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   /** The address the hpc shuffle listens on; null before start. */
   public InetSocketAddress address() {
-    ServingTransport t = primary;
-    return t == null ? null : t.address();
+    List<ServingTransport> now = serving;
+    return now.isEmpty() ? null : now.get(0).address();
   }
 
   /**
@@ -372,8 +381,8 @@ public class HpcShuffleHandler extends ShuffleHandler {
    * ({@code mapreduce.hpc.shuffle.tcp.fallback}); null otherwise.
    */
   public InetSocketAddress tcpFallbackAddress() {
-    ServingTransport t = overTcp;
-    return t == null ? null : t.address();
+    List<ServingTransport> now = serving;
+    return now.size() < 2 ? null : now.get(1).address();
   }
 
   /** Event threads of the service's transport (tcp; verbs uses one loop whatever this says). */
@@ -382,8 +391,8 @@ public class HpcShuffleHandler extends ShuffleHandler {
   }
 
   public String transportName() {
-    ServingTransport t = primary;
-    return t == null ? null : t.name();
+    List<ServingTransport> now = serving;
+    return now.isEmpty() ? null : now.get(0).name();
   }
 
   public ShuffleServiceMetrics metrics() {
@@ -392,11 +401,7 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   /** Bytes of the service's transport pool in use now (0 when not started). */
   public long poolBytesInUse() {
-    long used = 0;
-    for (ServingTransport t : new ServingTransport[] {primary, overTcp}) {
-      used += t == null ? 0 : t.transport.bufferPool().usedBytes();
-    }
-    return used;
+    return serving.stream().mapToLong(t -> t.transport.bufferPool().usedBytes()).sum();
   }
 
   /** Jobs whose token the hpc shuffle holds. */
@@ -406,10 +411,6 @@ public class HpcShuffleHandler extends ShuffleHandler {
 
   /** Fetch sessions open now. */
   public int openSessions() {
-    int open = 0;
-    for (ServingTransport t : new ServingTransport[] {primary, overTcp}) {
-      open += t == null ? 0 : t.server.openSessions();
-    }
-    return open;
+    return serving.stream().mapToInt(t -> t.server.openSessions()).sum();
   }
 }

@@ -146,6 +146,34 @@ assert_contains "unknown failure shows the log's tail" "Something odd happened" 
 out=$(hpc_explain_failure nodemanager 2>&1)
 assert_contains "no log at all is said" "wrote no log" "${out}"
 
+echo "== hpc_conf_load"
+fake_java="${tmp}/fake-java"
+HADOOP_CONF_DIR=/conf HADOOP_HOME=/hh
+# shellcheck disable=SC2016  # the fake JVM's own script
+printf '#!/usr/bin/env bash\nfor a; do [[ $a == *.*.* ]] && echo "$a=v-$a"; done; exit 0\n' \
+  >"${fake_java}"
+chmod +x "${fake_java}"
+JAVA=${fake_java} hpc_conf_load a.b.c x.y.z
+assert_eq "one line per key" "v-a.b.c v-x.y.z" "${HPC_CONF[a.b.c]} ${HPC_CONF[x.y.z]}"
+printf '#!/usr/bin/env bash\necho "# There is insufficient memory for the JVM"\nexit 0\n' \
+  >"${fake_java}"
+out=$( (JAVA=${fake_java} hpc_conf_load a.b.c) 2>&1)
+assert_eq "a JVM that printed no KEY= line stops the script" 1 "$?"
+assert_contains "and says which keys, where" "cannot read a.b.c from the configuration in /conf" \
+  "${out}"
+assert_contains "with the JVM's own words" "  | # There is insufficient memory" "${out}"
+printf '#!/usr/bin/env bash\nkill -9 $$\n' >"${fake_java}"
+out=$( (JAVA=${fake_java} hpc_conf_load a.b.c) 2>&1)
+assert_eq "a killed JVM stops the script" 1 "$?"
+assert_contains "with its exit status" "exited 137" "${out}"
+assert_contains "after one WARNING and a second try" "failed once" "${out}"
+printf '#!/usr/bin/env bash\nif [[ -e %s/tried ]]; then echo "a.b.c=1"; else touch %s/tried; exit 134; fi\n' \
+  "${tmp}" "${tmp}" >"${fake_java}"
+out=$(JAVA=${fake_java} hpc_conf_load a.b.c 2>&1; echo "rc=$? ${HPC_CONF[a.b.c]}")
+assert_contains "a JVM that fails once is tried again" "rc=0 1" "${out}"
+assert_contains "and the first failure is said" "exited 134" "${out}"
+unset HADOOP_CONF_DIR HADOOP_HOME HPC_CONF
+
 echo "== hadoop-user-functions.sh and the Hadoop 2 daemon scripts"
 home="${tmp}/home"
 mkdir -p "${home}/bin" "${home}/etc/hadoop"

@@ -50,7 +50,26 @@ step() {
     steps+=("$(awk -v a="${t_step}" -v b="${t}" 'BEGIN { printf "%5.1f s", b - a }')  ${step_name}")
   step_name=$1
   t_step=${t}
-  [[ -n "${step_name}" ]] && say "d. job: ${step_name}"
+  [[ -n "${step_name}" ]] && say "d. job: ${step_name} (MemAvailable $(mem_available_mb) MB)"
+}
+
+mem_available_mb() {
+  awk '/^MemAvailable:/ { printf "%d", $2 / 1024 }' /proc/meminfo
+}
+
+## diagnose: what a failed step leaves to look at: memory, the kernel's OOM kills, JVM crash
+## files and the JVMs still running.
+diagnose() {
+  echo "  -- diagnosis at $(date +%T)"
+  free -m | sed 's/^/     | /'
+  dmesg 2>/dev/null | grep -i -E 'out of memory|oom|killed process' | tail -n 5 | sed 's/^/     | /'
+  find "${work}" "${PWD}" /tmp -maxdepth 2 -name 'hs_err_pid*.log' 2>/dev/null | while read -r f; do
+    echo "     | ${f}:"
+    head -n 20 "${f}" | sed 's/^/     |   /'
+  done
+  # shellcheck disable=SC2009  # ps gives each JVM's resident size, pgrep does not
+  ps -eo pid,rss,etimes,args --sort=-rss 2>/dev/null | grep -E '[j]ava' | head -n 8 |
+    cut -c 1-160 | sed 's/^/     | /'
 }
 
 ## finish: the verdict into RESULTS; the job ran only if it got as far as its checks.
@@ -68,6 +87,7 @@ finish() {
 ## give_up WHY: the job cannot go on; counted as a failure, never a skip.
 give_up() {
   fail "$1" "${2:-}"
+  diagnose
   finish
   exit 1
 }
@@ -203,6 +223,9 @@ step "start YARN (sbin/start-yarn.sh)"
 "${H}/sbin/start-yarn.sh" >"${work}/start-yarn.log" 2>&1 ||
   give_up "sbin/start-yarn.sh" "$(tail -n 30 "${work}/start-yarn.log")"
 pass "start-yarn.sh: YARN ready"
+# A helper JVM the scripts had to run twice (hpc_conf_load): said, not hidden.
+grep -h -A 20 'failed once' "${work}/start-dfs.log" "${work}/start-yarn.log" |
+  sed 's/^/    note: /'
 dn_log=$(echo "${H}"/logs/hadoop-*-datanode-*.log)
 line=$(grep -m 1 'HDFS DataTransfer: verbs transport listening' "${dn_log}")
 [[ -n "${line}" ]] && pass "DataNode log: ${line#*INFO }" ||

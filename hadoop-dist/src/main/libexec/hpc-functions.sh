@@ -702,14 +702,58 @@ hpc_conf_merge() {
 # ---------------------------------------------------------------------------------------------
 # configuration and readiness
 
-## Reads KEYs in one JVM into the associative array HPC_CONF.
+## Reads KEYs in one JVM into the associative array HPC_CONF. A JVM that dies without printing
+## them (a crash report goes to stdout, an OOM kill prints nothing) is tried once more with a
+## WARNING; a second failure exits with the JVM's own words: a script must never go on with an
+## empty configuration.
 hpc_conf_load() {
+  local attempt
+  for attempt in 1 2; do
+    hpc_conf_try_load "$@" && return 0
+    if [[ ${attempt} -eq 1 ]]; then
+      hpc_warn "reading ${*} from ${HADOOP_CONF_DIR} failed once:" \
+        "${JAVA} exited ${HPC_CONF_RC} (MemAvailable $(hpc_mem_available_mb) MB); trying again"
+      [[ -n "${HPC_CONF_OUT}" ]] && head -n 20 <<<"${HPC_CONF_OUT}" | hpc_quote >&2
+    fi
+  done
+  hpc_error "cannot read ${*} from the configuration in ${HADOOP_CONF_DIR}:" \
+    "${JAVA} exited ${HPC_CONF_RC}${HPC_CONF_OUT:+ and printed:}"
+  [[ -n "${HPC_CONF_OUT}" ]] && hpc_quote <<<"${HPC_CONF_OUT}" >&2
+  hpc_error "MemAvailable $(hpc_mem_available_mb) MB; check JAVA_HOME and the files in" \
+    "${HADOOP_CONF_DIR}, then run the command again"
+  exit 1
+}
+
+## One try of hpc_conf_load: fills HPC_CONF, HPC_CONF_RC and HPC_CONF_OUT (the JVM's stdout);
+## fails unless the JVM exited 0 with a KEY= line for every key.
+hpc_conf_try_load() {
   declare -gA HPC_CONF=()
-  local line
+  local line key
+  HPC_CONF_RC=0
+  HPC_CONF_OUT=$(hpc_java_run org.hadoophpc.tools.DaemonCheck get "$@") || HPC_CONF_RC=$?
   while IFS= read -r line; do
+    [[ -n "${line}" ]] || continue
     # shellcheck disable=SC2034  # read by the sourcing script
     HPC_CONF["${line%%=*}"]=${line#*=}
-  done < <(hpc_java_run org.hadoophpc.tools.DaemonCheck get "$@")
+  done <<<"${HPC_CONF_OUT}"
+  [[ ${HPC_CONF_RC} -eq 0 ]] || return 1
+  for key in "$@"; do
+    [[ -v "HPC_CONF[${key}]" ]] || return 1
+  done
+}
+
+## Quotes stdin line by line ("  | LINE"): another program's words inside ours.
+hpc_quote() {
+  local line
+  while IFS= read -r line; do
+    printf '  | %s\n' "${line}"
+  done
+}
+
+## MemAvailable of this host in MB ("?" where /proc/meminfo has none).
+hpc_mem_available_mb() {
+  awk '/^MemAvailable:/ { printf "%d", $2 / 1024; found = 1 } END { if (!found) printf "?" }' \
+    /proc/meminfo 2>/dev/null || printf '?'
 }
 
 ## hpc_uses_hdfs: true when fs.defaultFS is hdfs:// (false: no HDFS to start or stop, as in the

@@ -69,11 +69,35 @@ class CheckNativeTest {
   void checkAllFailsUnlessEverythingIsAvailable() {
     int code = run("-a");
 
-    boolean allTrue = lines().stream().skip(1).filter(l -> !l.startsWith(" "))
+    boolean allTrue = lines().stream().skip(1).takeWhile(l -> !l.isEmpty())
+        .filter(l -> !l.startsWith(" "))
         .allMatch(l -> l.substring(14).startsWith("true"));
     assertEquals(allTrue ? 0 : 1, code, out.toString(StandardCharsets.UTF_8));
     if (!LustreApi.probe().isAvailable()) {
       assertEquals(1, code); // this build host: no Lustre client
+    }
+  }
+
+  @Test
+  void hadoopsOwnLinesFollowWithWhatEachMissingOneCosts() {
+    assertEquals(0, run());
+
+    List<String> all = lines();
+    int header = all.indexOf(
+        "Native library checking (Apache Hadoop's own, NativeLibraryChecker):");
+    assertTrue(header > 0 && all.get(header - 1).isEmpty(), out.toString(StandardCharsets.UTF_8));
+    boolean hadoop = org.apache.hadoop.util.NativeCodeLoader.isNativeCodeLoaded();
+    assertTrue(line("hadoop:  ").startsWith("hadoop:  " + hadoop), line("hadoop:"));
+    for (String p : new String[] {"zlib:    ", "zstd  :  ", "bzip2:   ", "openssl: ",
+        "ISA-L:   ", "PMDK:    "}) {
+      String l = line(p);
+      assertTrue(l.substring(p.length()).matches("(true|false)( .*)?"), l);
+    }
+    if (!hadoop) { // this build host: no libhadoop.so, and the report says what that costs
+      String text = out.toString(StandardCharsets.UTF_8);
+      assertTrue(text.contains("libhadoop.so is not shipped"), text);
+      assertTrue(text.contains("no short-circuit local reads"), text);
+      assertTrue(text.contains("ZStandardCodec fails"), text);
     }
   }
 

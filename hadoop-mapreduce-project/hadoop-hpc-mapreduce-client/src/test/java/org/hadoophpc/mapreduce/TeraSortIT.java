@@ -47,6 +47,12 @@ class TeraSortIT {
     conf.set("fs.defaultFS", dfs.getFileSystem().getUri().toString());
     conf.setBoolean("mapreduce.map.speculative", false);
     conf.setBoolean("mapreduce.reduce.speculative", false);
+    // A one-JVM cluster needs no 1 s heartbeats nor the client's 5 s completion poll: most of
+    // a small job's time is waiting on them.
+    conf.setInt("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", 200);
+    conf.setInt("yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms", 200);
+    conf.setInt("mapreduce.client.completion.pollinterval", 200);
+    conf.setInt("mapreduce.client.progressmonitor.pollinterval", 200);
     mr = new MiniMRYarnCluster("terasort-it", 1);
     mr.init(conf);
     mr.start();

@@ -13,7 +13,14 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.examples.WordCount;
@@ -37,7 +44,11 @@ import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationReport;
+import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.hadoophpc.mapreduce.shuffle.HpcShuffleConsumer;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 
@@ -105,6 +116,7 @@ final class HpcMiniCluster implements AutoCloseable {
     conf.set(MRJobConfig.MAP_JAVA_OPTS, "-Xmx300m " + LEAN_JVM);
     conf.set(MRJobConfig.REDUCE_JAVA_OPTS, "-Xmx300m " + LEAN_JVM);
     conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 0.8f);
+    quickHeartbeats(conf);
     // the shipped port settings: each NodeManager's service follows its own stock port
     for (java.util.Map.Entry<String, String> e : extra) {
       conf.set(e.getKey(), e.getValue());
@@ -112,6 +124,82 @@ final class HpcMiniCluster implements AutoCloseable {
     mr = new MiniMRYarnCluster(name, nodeManagers);
     mr.init(new KeepsHpcShuffle(conf, service));
     mr.start();
+  }
+
+  /**
+   * Heartbeats and polls of a cluster that lives in one JVM: a job waits on each of them several
+   * times (container grants, task events, the client's completion poll of 5 s), which on a
+   * one-host mini cluster is most of a small job's time. Nothing the shuffle does depends on them.
+   */
+  static void quickHeartbeats(Configuration conf) {
+    conf.setInt(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 200);
+    conf.setInt(MRJobConfig.MR_AM_TO_RM_HEARTBEAT_INTERVAL_MS, 200);
+    conf.setInt(Job.COMPLETION_POLL_INTERVAL_KEY, 200);
+    conf.setInt(Job.PROGRESS_MONITOR_POLL_INTERVAL_KEY, 200);
+    // two jobs side by side (see runSideBySide): each needs its ApplicationMaster running
+    conf.setFloat("yarn.scheduler.capacity.maximum-am-resource-percent", 0.5f);
+  }
+
+  /**
+   * Runs {@code runs} at the same time, each job on its own thread (the cluster has room for
+   * two), and returns when all ended; the first failure is rethrown. Independent jobs overlap
+   * their waits for containers and JVMs, so a comparison costs about one job's time, not two.
+   */
+  @SafeVarargs
+  static void runSideBySide(Callable<Void>... runs) throws Exception {
+    ExecutorService pool =
+        Executors.newFixedThreadPool(runs.length);
+    try {
+      List<Future<Void>> done = new ArrayList<>();
+      for (Callable<Void> r : runs) {
+        done.add(pool.submit(r));
+      }
+      for (Future<Void> f : done) {
+        try {
+          f.get();
+        } catch (ExecutionException e) {
+          if (e.getCause() instanceof Exception ex) {
+            throw ex;
+          }
+          throw new AssertionError(e.getCause());
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
+   * Tags the jobs run under {@code conf} (YARN application tags, lower case) so that
+   * {@link #countersOf} finds them whichever jobs ran before or beside them.
+   */
+  static Configuration tagged(Configuration conf, String tag) {
+    conf.set(MRJobConfig.JOB_TAGS, tag.toLowerCase(Locale.ROOT));
+    return conf;
+  }
+
+  /** Counters of the one job tagged {@code tag} (see {@link #tagged}). */
+  Counters countersOf(String tag) throws IOException, InterruptedException {
+    List<ApplicationReport> apps;
+    try (YarnClient yarn = YarnClient.createYarnClient()) {
+      yarn.init(mr.getConfig());
+      yarn.start();
+      apps = yarn.getApplications(null, null,
+          Set.of(tag.toLowerCase(Locale.ROOT)));
+    } catch (YarnException e) {
+      throw new IOException(e);
+    }
+    if (apps.size() != 1) {
+      throw new AssertionError(apps.size() + " jobs tagged " + tag + ", not one");
+    }
+    ApplicationId app = apps.get(0).getApplicationId();
+    Cluster c = new Cluster(mr.getConfig());
+    try {
+      return c.getJob(new JobID(String.valueOf(app.getClusterTimestamp()), app.getId()))
+          .getCounters();
+    } finally {
+      c.close();
+    }
   }
 
   /** A job configuration with stock's shuffle. */

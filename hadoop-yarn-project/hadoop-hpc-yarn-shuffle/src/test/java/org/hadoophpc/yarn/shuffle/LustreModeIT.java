@@ -161,17 +161,24 @@ class LustreModeIT {
     runTool(cluster.stock(), new TeraGen(), "-Dmapreduce.job.maps=2", "30000", "/input/tera");
     Path in = copyToMount(new Path("/input/tera"), "tera");
     Path stockOut = new Path("/lustre/terasort/stock");
-    runTool(cluster.stock(), new TeraSort(), "-Dmapreduce.job.reduces=3", "/input/tera",
-        stockOut.toString());
-    Counters stock = cluster.lastJobCounters();
     Path ldOut = onMount("terasort-ld");
-    runTool(localDisks(), new TeraSort(), "-Dmapreduce.job.reduces=3", in.toString(),
-        ldOut.toString());
-    Counters ld = cluster.lastJobCounters();
     Path nldOut = onMount("terasort-nld");
-    runTool(noLocalDisks(), new TeraSort(), "-Dmapreduce.job.reduces=3", in.toString(),
-        nldOut.toString());
-    Counters nld = cluster.lastJobCounters();
+    HpcMiniCluster.runSideBySide(() -> {
+      runTool(HpcMiniCluster.tagged(cluster.stock(), "terasort-stock"), new TeraSort(),
+          "-Dmapreduce.job.reduces=3", "/input/tera", stockOut.toString());
+      return null;
+    }, () -> {
+      runTool(HpcMiniCluster.tagged(localDisks(), "terasort-ld"), new TeraSort(),
+          "-Dmapreduce.job.reduces=3", in.toString(), ldOut.toString());
+      return null;
+    }, () -> {
+      runTool(HpcMiniCluster.tagged(noLocalDisks(), "terasort-nld"), new TeraSort(),
+          "-Dmapreduce.job.reduces=3", in.toString(), nldOut.toString());
+      return null;
+    });
+    Counters stock = cluster.countersOf("terasort-stock");
+    Counters ld = cluster.countersOf("terasort-ld");
+    Counters nld = cluster.countersOf("terasort-nld");
     checkModes("terasort", cluster.digest(stockOut), stock, ldOut, ld, nldOut, nld);
   }
 
@@ -183,22 +190,30 @@ class LustreModeIT {
     runTool(gen, new RandomWriter(), "/input/random");
     Path in = copyToMount(new Path("/input/random"), "random");
     Path stockOut = new Path("/lustre/sort/stock");
-    runTool(cluster.stock(), new Sort<>(), "-r", "4", "/input/random", stockOut.toString());
-    Counters stock = cluster.lastJobCounters();
     // HiBD's spelling of the modes: mapred.rdma.shuffle.lustre = 1 | 2
     Configuration ld = cluster.hpc();
     ld.set(ShuffleConfigKeys.HIBD_LUSTRE_MODE, "1");
     Path ldOut = onMount("sort-ld");
-    runTool(ld, new Sort<>(), "-r", "4", in.toString(), ldOut.toString());
-    Counters ldCounters = cluster.lastJobCounters();
     Configuration nld = cluster.hpc();
     nld.set(ShuffleConfigKeys.HIBD_LUSTRE_MODE, "2");
     nld.set(MRJobConfig.MAP_OUTPUT_COLLECTOR_CLASS_ATTR,
         LustreMapOutputCollector.class.getName());
     Path nldOut = onMount("sort-nld");
-    runTool(nld, new Sort<>(), "-r", "4", in.toString(), nldOut.toString());
-    checkModes("sort", cluster.digest(stockOut), stock, ldOut, ldCounters, nldOut,
-        cluster.lastJobCounters());
+    HpcMiniCluster.runSideBySide(() -> {
+      runTool(HpcMiniCluster.tagged(cluster.stock(), "sort-stock"), new Sort<>(), "-r", "4",
+          "/input/random", stockOut.toString());
+      return null;
+    }, () -> {
+      runTool(HpcMiniCluster.tagged(ld, "sort-ld"), new Sort<>(), "-r", "4", in.toString(),
+          ldOut.toString());
+      return null;
+    }, () -> {
+      runTool(HpcMiniCluster.tagged(nld, "sort-nld"), new Sort<>(), "-r", "4", in.toString(),
+          nldOut.toString());
+      return null;
+    });
+    checkModes("sort", cluster.digest(stockOut), cluster.countersOf("sort-stock"), ldOut,
+        cluster.countersOf("sort-ld"), nldOut, cluster.countersOf("sort-nld"));
   }
 
   /**

@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Test;
  * The same job with stock's shuffle and with the hpc shuffle, on a MiniMRYarnCluster with two
  * NodeManagers: the outputs must be identical file by file, the reducers must have shuffled the
  * same number of bytes and records, and the hpc run must have fetched them over the transport
- * without falling back.
+ * without falling back. The two runs of a comparison go side by side on the cluster.
  */
 class ShuffleDifferentialIT {
   private static HpcMiniCluster cluster;
@@ -65,10 +65,15 @@ class ShuffleDifferentialIT {
   private void compare(String name, JobRun job) throws Exception {
     Path stockOut = new Path("/diff/" + name + "/stock");
     Path hpcOut = new Path("/diff/" + name + "/hpc");
-    job.run(cluster.stock(), stockOut);
-    Counters stock = cluster.lastJobCounters();
-    job.run(cluster.hpc(), hpcOut);
-    Counters hpc = cluster.lastJobCounters();
+    HpcMiniCluster.runSideBySide(() -> {
+      job.run(HpcMiniCluster.tagged(cluster.stock(), name + "-stock"), stockOut);
+      return null;
+    }, () -> {
+      job.run(HpcMiniCluster.tagged(cluster.hpc(), name + "-hpc"), hpcOut);
+      return null;
+    });
+    Counters stock = cluster.countersOf(name + "-stock");
+    Counters hpc = cluster.countersOf(name + "-hpc");
 
     List<String> want = cluster.digest(stockOut);
     assertFalse(want.isEmpty(), name + ": stock run wrote nothing");
@@ -182,8 +187,13 @@ class ShuffleDifferentialIT {
     Path in = text("map-only", 5000, 100, 5);
     Path stockOut = new Path("/diff/map-only/stock");
     Path hpcOut = new Path("/diff/map-only/hpc");
-    waitFor(wordCount(cluster.stock(), in, stockOut, 0));
-    waitFor(wordCount(cluster.hpc(), in, hpcOut, 0));
+    HpcMiniCluster.runSideBySide(() -> {
+      waitFor(wordCount(cluster.stock(), in, stockOut, 0));
+      return null;
+    }, () -> {
+      waitFor(wordCount(cluster.hpc(), in, hpcOut, 0));
+      return null;
+    });
     List<String> want = cluster.digest(stockOut);
     assertFalse(want.isEmpty());
     assertEquals(want, cluster.digest(hpcOut));

@@ -10,6 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * A bounded pool of direct memory in power-of-two size classes, carved from large slabs that are
  * registered once with a {@link MemoryRegistrar} (RDMA memory registration for verbs, nothing for
@@ -23,6 +26,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Thread-safe: one lock guards the free lists (allocation is per message, not per byte).
  */
 public final class BufferPool implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(BufferPool.class);
 
   /** Registers slabs for the transport: returns an opaque handle, 0 if nothing is needed. */
   public interface MemoryRegistrar {
@@ -80,6 +84,8 @@ public final class BufferPool implements AutoCloseable {
   private long usedBytes;
   private int outstanding;
   private long exhaustedCount;
+  /** Slabs that could not be added (registration refused, no direct memory). */
+  private long slabFailures;
   private boolean closed;
 
   /**
@@ -178,7 +184,15 @@ public final class BufferPool implements AutoCloseable {
     try {
       s = newSlab(ci, bytes);
     } catch (IOException | OutOfMemoryError e) {
-      // Registration refused (locked-memory limit) or no direct memory: treat as exhaustion.
+      // Registration refused (locked-memory limit) or no direct memory: treat as exhaustion,
+      // and say so once, since back-pressure alone would not tell anyone why.
+      if (slabFailures++ == 0) {
+        LOG.warn("buffer pool: cannot add a slab of {} bytes ({} of {} reserved): {}; check the"
+            + " locked-memory limit (ulimit -l; systemd LimitMEMLOCK; Slurm"
+            + " PropagateResourceLimits) and free memory against"
+            + " hadoop.hpc.transport.buffer.pool.max", bytes, reservedBytes, maxBytes,
+            e.toString());
+      }
       return null;
     }
     slabs.get(ci).add(s);
@@ -255,6 +269,11 @@ public final class BufferPool implements AutoCloseable {
   /** How often an allocation found the pool exhausted (back-pressure events). */
   public synchronized long exhaustedCount() {
     return exhaustedCount;
+  }
+
+  /** How often a new slab could not be registered or allocated (locked-memory limit, ...). */
+  public synchronized long slabFailures() {
+    return slabFailures;
   }
 
   public long maxBytes() {

@@ -57,6 +57,9 @@ public interface Transport extends AutoCloseable {
   /** Ends one-sided access to a region; later remote operations on it fail. */
   void unexpose(RemoteRegion region);
 
+  /** What this transport did: connections, bytes, failures ({@link TransportMetricsSource}). */
+  TransportMetrics metrics();
+
   /** Closes listeners and connections (failing pending operations), then frees the pool. */
   @Override
   void close() throws IOException;

@@ -23,7 +23,9 @@ import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -37,6 +39,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.metrics2.impl.MetricsCollectorImpl;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -913,13 +916,74 @@ public abstract class TransportConformanceTest {
   @Test
   void connectingWhereNobodyListensFails() throws Exception {
     Transport t = track(newTransport(baseConf()));
+    failure(t.connect(nobodyListens()), TransportException.class);
+  }
+
+  /** An address of the bind host on a port nothing listens on (a free one, just closed). */
+  private InetSocketAddress nobodyListens() throws IOException {
     InetSocketAddress bind = bindAddress();
-    int port;
     try (ServerSocket s = new ServerSocket(0, 1, bind.getAddress())) {
-      port = s.getLocalPort();
+      return new InetSocketAddress(bind.getAddress(), s.getLocalPort());
     }
-    failure(t.connect(new InetSocketAddress(bind.getAddress(), port)),
-        TransportException.class);
+  }
+
+  /**
+   * The transport's counters and its metrics2 view count what happened: connections on both
+   * sides, every payload byte where it crossed (as messages, or by RDMA READ on verbs), error
+   * answers, a connect nobody answered, and the close.
+   */
+  @Test
+  void metricsCountConnectionsBytesAndFailures() throws Exception {
+    start(baseConf(), (conn, request, responder) -> {
+      if (request.readableBytes() == 1) {
+        request.release();
+        responder.fail(7, "refused on purpose");
+        return;
+      }
+      echo().onRequest(conn, request, responder);
+    });
+    TransportMetrics c = client.metrics();
+    TransportMetrics s = server.metrics();
+    waitFor(() -> s.connectionsOpen() == 1, "the server to count its accepted connection");
+    assertEquals(1, c.connectionsOpen());
+    int size = 1 << 20;
+    Buffer big = filled(client.bufferPool(), size, 3);
+    await(connection.request(big)).release();
+    assertTrue(s.bytesReceived() + s.rdmaBytesRead() >= size, "server took in " + size);
+    assertTrue(c.bytesReceived() + c.rdmaBytesRead() >= size, "client took in " + size);
+    assertTrue(c.bytesSent() > 0);
+    // the answer's last byte may reach the client before its sender counts it
+    waitFor(() -> s.bytesSent() > 0, "the server to count the answer it sent");
+    if (client.name().equals("tcp")) {
+      assertEquals(0, c.rdmaBytesRead() + s.rdmaBytesRead(), "tcp does no RDMA");
+    }
+    failure(connection.request(oneByte(1)), RemoteFailureException.class);
+    assertEquals(1, c.remoteErrors());
+
+    failure(client.connect(nobodyListens()), TransportException.class);
+    assertEquals(1, c.connectFailures());
+
+    MetricsCollectorImpl collector = new MetricsCollectorImpl();
+    TransportMetricsSource view = TransportMetricsSource.register(client, c);
+    assertNotNull(view);
+    try {
+      assertTrue(view.sourceName().startsWith("HpcTransport-" + client.name() + "-"),
+          view.sourceName());
+      view.getMetrics(collector, true);
+    } finally {
+      view.unregister();
+    }
+    Map<String, Number> shown = new HashMap<>();
+    collector.getRecords().get(0).metrics().forEach(m -> shown.put(m.name(), m.value()));
+    assertEquals(c.bytesReceived(), shown.get("BytesReceived").longValue(), shown.toString());
+    assertEquals(1L, shown.get("ConnectFailures").longValue());
+    assertEquals(1L, shown.get("OpRemoteErrors").longValue());
+    assertEquals(client.bufferPool().maxBytes(), shown.get("PoolMaxBytes").longValue());
+
+    connection.close();
+    waitFor(() -> c.connectionsClosed() == 1 && s.connectionsClosed() == 1,
+        "both sides to count the close");
+    assertEquals(0, c.connectionsOpen() + s.connectionsOpen());
   }
 
   @Test

@@ -26,6 +26,7 @@ import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.SpareObjects;
+import org.hadoophpc.net.TransportMetrics;
 import org.hadoophpc.net.TransportTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -113,6 +114,11 @@ final class TcpConnection implements Connection {
     this.inbound = new TcpInbound(this, transport, loop, channel, outbound, ioTimeoutNanos);
   }
 
+  /** The transport's counters (bytes, failures). */
+  TransportMetrics metrics() {
+    return transport.metrics();
+  }
+
   @Override
   public void trust() {
     trusted = true;
@@ -136,6 +142,7 @@ final class TcpConnection implements Connection {
   /** Called by the loop once the channel is registered for reading. */
   void attach(SelectionKey selectionKey) {
     this.key = selectionKey;
+    transport.metrics().opened(); // counted once registered: closeNow then counts its close
     outbound.attach(selectionKey);
     inbound.attach(selectionKey);
   }
@@ -507,6 +514,9 @@ final class TcpConnection implements Connection {
       return;
     }
     finished = true;
+    if (key != null) {
+      transport.metrics().closed();
+    }
     loop.forget(this);
     if (key != null) {
       key.cancel();

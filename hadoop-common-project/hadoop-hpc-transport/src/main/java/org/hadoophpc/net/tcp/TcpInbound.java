@@ -132,6 +132,7 @@ final class TcpInbound {
         starve();
         return;
       }
+      conn.metrics().received(TcpFrame.HEADER_BYTES + (long) length);
       headerRead = false;
       inFrame = false;
       inHeader.clear();

@@ -94,6 +94,7 @@ final class TcpOp extends InflightTable.Entry implements OutboundFrame {
     if (failure == null) {
       Completions.succeed(c, result);
     } else {
+      connection.metrics().failed(failure);
       Completions.fail(c, failure);
     }
   }

@@ -36,6 +36,8 @@ final class TcpOutbound {
   private final ArrayDeque<ServedFrame> spareFrames = new ArrayDeque<>();
   /** The frame being written; null between frames. */
   private OutboundFrame current;
+  /** Header and payload bytes of {@link #current}, counted once it is all out. */
+  private long currentBytes;
   private final ByteBuffer outHeader = ByteBuffer.allocateDirect(TcpFrame.HEADER_BYTES);
   private final ByteBuffer[] outVector = new ByteBuffer[2];
 
@@ -80,6 +82,7 @@ final class TcpOutbound {
           continue;
         }
         ByteBuffer payload = f.start(outHeader);
+        currentBytes = TcpFrame.HEADER_BYTES + (long) TcpFrame.payloadLength(outHeader);
         outVector[0] = outHeader;
         outVector[1] = payload == null ? EMPTY : payload;
         current = f;
@@ -95,6 +98,7 @@ final class TcpOutbound {
       OutboundFrame f = current;
       current = null;
       outVector[1] = null;
+      conn.metrics().sent(currentBytes);
       f.sent();
     }
   }

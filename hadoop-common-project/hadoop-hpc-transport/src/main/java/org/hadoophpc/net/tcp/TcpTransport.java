@@ -30,6 +30,8 @@ import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportException;
+import org.hadoophpc.net.TransportMetrics;
+import org.hadoophpc.net.TransportMetricsSource;
 import org.hadoophpc.net.TransportTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -80,6 +82,8 @@ public final class TcpTransport implements Transport {
   private final AtomicLong regionIds = new AtomicLong();
   private final Set<TcpListener> listeners = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final TransportMetrics metrics = new TransportMetrics();
+  private final TransportMetricsSource metricsSource;
 
   public TcpTransport(TransportConf conf) throws IOException {
     this.conf = conf;
@@ -98,6 +102,12 @@ public final class TcpTransport implements Transport {
     for (TcpEventLoop l : loops) {
       l.start();
     }
+    metricsSource = TransportMetricsSource.register(this, metrics);
+  }
+
+  @Override
+  public TransportMetrics metrics() {
+    return metrics;
   }
 
   TransportConf conf() {
@@ -155,6 +165,10 @@ public final class TcpTransport implements Transport {
 
   @Override
   public CompletableFuture<Connection> connect(InetSocketAddress address) {
+    return metrics.countConnect(connectNow(address));
+  }
+
+  private CompletableFuture<Connection> connectNow(InetSocketAddress address) {
     if (closed.get()) {
       return CompletableFuture.failedFuture(new ConnectionClosedException("connect to "
           + address + ": transport is closed"));
@@ -213,6 +227,9 @@ public final class TcpTransport implements Transport {
   public void close() throws IOException {
     if (!closed.compareAndSet(false, true)) {
       return;
+    }
+    if (metricsSource != null) {
+      metricsSource.unregister();
     }
     for (TcpListener l : listeners) {
       l.close();

@@ -19,6 +19,7 @@ import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.TransportException;
+import org.hadoophpc.net.TransportMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -133,6 +134,7 @@ final class VerbsConnection implements Connection {
     int maxSend = VerbsRing.sendDepth(maxInflight, maxRecv);
     this.receiveRing = new VerbsRing(transport, maxRecv);
     this.inflightOps = new VerbsInflight(this, transport, maxInflight);
+    transport.metrics().opened();
     this.outbox = new VerbsOutbox(this, loop, maxInflight);
     this.ops = new VerbsOpPool(maxInflight);
     this.rendezvous = new VerbsRendezvous(this, transport, maxInflight, ioTimeoutNanos);
@@ -396,6 +398,9 @@ final class VerbsConnection implements Connection {
   void onCompletion(long wrId, int status, int byteLen, int vendorStatus) {
     int slot = (int) (wrId & 0x7fff_ffffL);
     if ((wrId & VerbsSendQueue.RECV_FLAG) != 0) {
+      if (status == VerbsNatives.WC_SUCCESS) {
+        transport.metrics().received(byteLen);
+      }
       inbound.onReceive(slot, status, byteLen, vendorStatus);
     } else {
       sendQueue.onCompletion(slot, status, vendorStatus);
@@ -528,5 +533,10 @@ final class VerbsConnection implements Connection {
 
   VerbsListener listener() {
     return listener;
+  }
+
+  /** The transport's counters. */
+  TransportMetrics metrics() {
+    return transport.metrics();
   }
 }

@@ -80,6 +80,7 @@ final class VerbsInflight {
     if (failure == null) {
       Completions.succeed(c, result);
     } else {
+      transport.metrics().failed(failure);
       Completions.fail(c, failure);
     }
   }

@@ -239,16 +239,21 @@ final class VerbsSendQueue {
         break;
       case VerbsOp.MESSAGE:
       case VerbsOp.REQUEST:
+        transport.metrics().sent(VerbsHeader.BYTES
+            + (op.payload == null ? 0L : op.payload.readableBytes()));
         messageOver(op);
         break;
       case VerbsOp.USER_READ:
+        transport.metrics().rdmaRead(op.length);
         op.local.nio().position(op.localPosition + op.length);
         conn.finishOp(op, null, null);
         break;
       case VerbsOp.USER_WRITE:
+        transport.metrics().rdmaWritten(op.length);
         conn.finishOp(op, null, null);
         break;
       case VerbsOp.RNDV_READ:
+        transport.metrics().rdmaRead(op.length);
         rendezvous.onRead(op);
         break;
       default:

@@ -74,6 +74,7 @@ final class VerbsTeardown {
     }
     boolean wasConnecting = state == VerbsConnection.CONNECTING;
     conn.state = VerbsConnection.CLOSING;
+    conn.metrics().closed();
     closeCause = cause;
     closeDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
         VerbsTransport.CLOSE_GRACE_MS);

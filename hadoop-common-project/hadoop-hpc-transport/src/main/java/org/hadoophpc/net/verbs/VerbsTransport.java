@@ -31,6 +31,8 @@ import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportException;
+import org.hadoophpc.net.TransportMetrics;
+import org.hadoophpc.net.TransportMetricsSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -111,6 +113,9 @@ public final class VerbsTransport implements Transport {
   private final Map<Long, VerbsListener> listeners = new HashMap<>();
   private int cqCommitted;
 
+  private final TransportMetrics metrics = new TransportMetrics();
+  private TransportMetricsSource metricsSource;
+
   private VerbsTransport(TransportConf conf, RdmaDevice device, int devicePort, long ctx) {
     this.conf = conf;
     this.device = device;
@@ -160,6 +165,7 @@ public final class VerbsTransport implements Transport {
       throw e;
     }
     t.loop.start();
+    t.metricsSource = TransportMetricsSource.register(t, t.metrics);
     return t;
   }
 
@@ -287,6 +293,15 @@ public final class VerbsTransport implements Transport {
 
   @Override
   public CompletableFuture<Connection> connect(InetSocketAddress address) {
+    return metrics.countConnect(connectNow(address));
+  }
+
+  @Override
+  public TransportMetrics metrics() {
+    return metrics;
+  }
+
+  private CompletableFuture<Connection> connectNow(InetSocketAddress address) {
     CompletableFuture<Connection> future = new CompletableFuture<>();
     InetAddress ip;
     try {
@@ -519,6 +534,11 @@ public final class VerbsTransport implements Transport {
 
   @Override
   public void close() throws IOException {
+    TransportMetricsSource source = metricsSource;
+    if (source != null) {
+      metricsSource = null;
+      source.unregister();
+    }
     if (!loop.shutDown(() -> {
       for (VerbsListener l : listeners.values()) {
         destroyId(l.cmId);

@@ -7,11 +7,9 @@ import org.apache.hadoop.metrics2.MetricsCollector;
 import org.apache.hadoop.metrics2.MetricsInfo;
 import org.apache.hadoop.metrics2.MetricsRecordBuilder;
 import org.apache.hadoop.metrics2.MetricsSource;
-import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.metrics2.lib.Interns;
 import org.apache.hadoop.util.StringUtils;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import org.hadoophpc.metrics.MetricsRegistration;
 
 /**
  * {@link TransferMetrics} as a Hadoop metrics2 source: record {@code HpcDataTransfer}, context
@@ -25,7 +23,6 @@ import org.slf4j.LoggerFactory;
  * ({@code *.period}, 10 s) old, as every Hadoop bean. A view: it holds no counts itself.
  */
 final class TransferMetricsSource implements MetricsSource {
-  private static final Logger LOG = LoggerFactory.getLogger(TransferMetricsSource.class);
   static final String RECORD = "HpcDataTransfer";
   private static final MetricsInfo RECORD_INFO = Interns.info(RECORD,
       "hadoop-hpc HDFS DataTransfer over the transport");
@@ -60,21 +57,11 @@ final class TransferMetricsSource implements MetricsSource {
    */
   static TransferMetricsSource register(TransferMetrics metrics) {
     TransferMetricsSource s = new TransferMetricsSource(metrics, sourceName(metrics));
-    try {
-      DefaultMetricsSystem.instance().register(s.sourceName, RECORD_INFO.description(), s);
-      return s;
-    } catch (RuntimeException e) {
-      LOG.warn("metrics source {} not registered: {}", s.sourceName, e.toString());
-      return null;
-    }
+    return MetricsRegistration.register(s.sourceName, RECORD_INFO.description(), s) ? s : null;
   }
 
   void unregister() {
-    try {
-      DefaultMetricsSystem.instance().unregisterSource(sourceName);
-    } catch (RuntimeException e) {
-      LOG.warn("metrics source {} not unregistered: {}", sourceName, e.toString());
-    }
+    MetricsRegistration.unregister(sourceName);
   }
 
   @Override

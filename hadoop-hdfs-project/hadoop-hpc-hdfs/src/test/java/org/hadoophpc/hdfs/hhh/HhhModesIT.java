@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.File;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -19,6 +20,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
@@ -123,6 +127,8 @@ class HhhModesIT {
     assertTrue(report.contains("used of 64.0 MB"), "the locked-memory budget:\n" + report);
 
     waitForPersisted(disk, 4);
+    // what an admin watches: the DataNode's stock DataNodeActivity bean counts the move
+    awaitActivity("RamDiskBlocksLazyPersisted", 4);
     restartDataNodeLosingRam();
     waitForLocations(fs, file, "every block on DISK", b -> allOn(b, StorageType.DISK));
     assertArrayEquals(data, read(fs, file), "the persisted copies after the RAM disk is gone");
@@ -172,6 +178,7 @@ class HhhModesIT {
     org.apache.hadoop.fs.Path b = new org.apache.hadoop.fs.Path("/m/second");
     write(fs, b, second);
     assertEquals(List.of(StorageType.RAM_DISK), tiers(fs, b), "evicted to make room");
+    awaitActivity("RamDiskBlocksEvicted", 1);
     assertArrayEquals(first, read(fs, a));
     assertArrayEquals(second, read(fs, b));
   }
@@ -297,6 +304,27 @@ class HhhModesIT {
   }
 
   // ---- helpers ----
+
+  /**
+   * Waits (bounded) until the DataNode's stock {@code DataNodeActivity} bean, read over JMX as an
+   * admin would, shows {@code attribute} at least {@code atLeast} (the user guide's HHH metrics).
+   */
+  private static void awaitActivity(String attribute, long atLeast) throws Exception {
+    MBeanServer mbs = ManagementFactory.getPlatformMBeanServer();
+    ObjectName pattern = new ObjectName("Hadoop:service=DataNode,name=DataNodeActivity-*");
+    long seen = -1;
+    for (int i = 0; i < 100 && seen < atLeast; i++) {
+      seen = 0;
+      for (ObjectName n : mbs.queryNames(pattern, null)) {
+        seen += ((Number) mbs.getAttribute(n, attribute)).longValue();
+      }
+      if (seen < atLeast) {
+        Thread.sleep(200);
+      }
+    }
+    assertTrue(seen >= atLeast, "DataNodeActivity " + attribute + " = " + seen + ", want >= "
+        + atLeast);
+  }
 
   private void restartDataNodeLosingRam() throws Exception {
     MiniDFSCluster.DataNodeProperties dn = cluster.stopDataNode(0);

@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.io.SecureIOUtils;
 import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.metrics2.lib.MutableCounterLong;
 import org.apache.hadoop.util.DiskChecker;
 import org.hadoophpc.mapreduce.shuffle.ShuffleAuth;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
@@ -68,10 +69,14 @@ final class MapOutputServer implements RequestHandler {
   private final AtomicLong prefetched = new AtomicLong();
   /** The stock shuffle port of this NodeManager: its identity towards reducers. */
   private final int stockPort;
+  /** bytesServedOverVerbs or bytesServedOverTcp: the transport this server answers on. */
+  private final MutableCounterLong servedOverTransport;
 
   MapOutputServer(BufferPool pool, JobRegistry jobs, MapOutputLocator locator, ShuffleConf conf,
-      long allocateTimeoutMs, ShuffleServiceMetrics metrics, int stockPort) {
+      long allocateTimeoutMs, ShuffleServiceMetrics metrics, int stockPort, String transport) {
     this.stockPort = stockPort;
+    this.servedOverTransport = "verbs".equals(transport) ? metrics.bytesServedOverVerbs
+        : metrics.bytesServedOverTcp;
     this.pool = pool;
     this.jobs = jobs;
     this.locator = locator;
@@ -325,6 +330,7 @@ final class MapOutputServer implements RequestHandler {
   }
 
   private void read(Connection connection, ReadRequest r, Responder responder) {
+    long start = System.nanoTime();
     ServedSession s = sessions.get(r.session());
     if (s == null || s.connection != connection) {
       responder.fail(ShuffleError.NO_SESSION.code(), "no session " + r.session()
@@ -347,17 +353,17 @@ final class MapOutputServer implements RequestHandler {
     }
     CompletableFuture<Buffer> head = e.takeHead(r.offset(), r.length(), this::headDone);
     if (head == null) {
-      readNow(e, r, responder);
+      readNow(e, r, responder, start);
       return;
     }
     head.whenComplete((b, x) -> {
       headDone(r.length());
       if (b != null) {
         metrics.prefetchHits.incr();
-        served(b.readableBytes());
+        served(b.readableBytes(), start);
         responder.respond(b);
       } else {
-        readNow(e, r, responder);
+        readNow(e, r, responder, start);
       }
     });
   }
@@ -367,10 +373,11 @@ final class MapOutputServer implements RequestHandler {
     metrics.prefetchBytes.set(prefetched.addAndGet(-length));
   }
 
-  private void readNow(ServedSession.Entry e, ReadRequest r, Responder responder) {
+  private void readNow(ServedSession.Entry e, ReadRequest r, Responder responder,
+      long start) {
     if (conf.sendfile()
         && responder.respondFile(e.channel, e.index.startOffset + r.offset(), r.length())) {
-      served(r.length());
+      served(r.length(), start);
       return;
     }
     Buffer b = allocate(r.length(), responder);
@@ -386,13 +393,16 @@ final class MapOutputServer implements RequestHandler {
       responder.fail(ShuffleError.IO.code(), x.getMessage());
       return;
     }
-    served(b.readableBytes());
+    served(b.readableBytes(), start);
     responder.respond(b);
   }
 
-  private void served(int bytes) {
+  /** A read is answered ({@code bytes} handed to the transport) {@code start} after it came. */
+  private void served(int bytes, long start) {
     metrics.readRequests.incr();
     metrics.bytesServed.incr(bytes);
+    servedOverTransport.incr(bytes);
+    metrics.readAnswerMicros.add((System.nanoTime() - start) / 1000);
   }
 
   /** Fills {@code b} (position 0, limit = bytes wanted) from the partition at {@code offset}. */

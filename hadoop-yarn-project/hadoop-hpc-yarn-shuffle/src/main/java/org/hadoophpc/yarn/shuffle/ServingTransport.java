@@ -61,7 +61,7 @@ final class ServingTransport {
         throw new IOException(refused);
       }
       server = new MapOutputServer(transport.bufferPool(), jobs, locator, conf, tc.ioTimeoutMs(),
-          metrics, stockPort);
+          metrics, stockPort, transport.name());
       Listener listener = bind(transport, wrap.apply(server), conf, stockPort, host);
       ok = true;
       return new ServingTransport(transport, server, listener);

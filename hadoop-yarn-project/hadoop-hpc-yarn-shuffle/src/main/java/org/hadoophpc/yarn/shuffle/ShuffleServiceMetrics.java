@@ -8,6 +8,7 @@ import org.apache.hadoop.metrics2.annotation.Metrics;
 import org.apache.hadoop.metrics2.lib.MutableCounterLong;
 import org.apache.hadoop.metrics2.lib.MutableGaugeInt;
 import org.apache.hadoop.metrics2.lib.MutableGaugeLong;
+import org.apache.hadoop.metrics2.lib.MutableRate;
 
 /**
  * The hpc shuffle's metrics, published through Hadoop metrics2 (JMX bean
@@ -17,6 +18,12 @@ import org.apache.hadoop.metrics2.lib.MutableGaugeLong;
 public class ShuffleServiceMetrics {
   @Metric("Map-output bytes sent to reducers")
   MutableCounterLong bytesServed;
+  @Metric("Map-output bytes sent to reducers over verbs (RDMA)")
+  MutableCounterLong bytesServedOverVerbs;
+  @Metric("Map-output bytes sent to reducers over the tcp transport")
+  MutableCounterLong bytesServedOverTcp;
+  @Metric("Read requests: microseconds from arrival to the answer handed to the transport")
+  MutableRate readAnswerMicros;
   @Metric("Read requests answered")
   MutableCounterLong readRequests;
   @Metric("Fetch sessions opened")
@@ -61,6 +68,14 @@ public class ShuffleServiceMetrics {
 
   public long bytesServed() {
     return bytesServed.value();
+  }
+
+  public long bytesServedOverVerbs() {
+    return bytesServedOverVerbs.value();
+  }
+
+  public long bytesServedOverTcp() {
+    return bytesServedOverTcp.value();
   }
 
   public long readRequests() {

@@ -79,6 +79,11 @@ class HpcShuffleHandlerTest {
     conf.set(TransportConfigKeys.TRANSPORT_KEY, "tcp");
   }
 
+  /** The transport the service answers on in this test. */
+  protected String servedOver() {
+    return "tcp";
+  }
+
   /**
    * True when the service answers reads straight from the files (tcp with
    * {@code mapreduce.hpc.shuffle.sendfile}, the default); then nothing is read ahead.
@@ -168,6 +173,9 @@ class HpcShuffleHandlerTest {
     long total = node.partitions.stream().flatMap(java.util.Arrays::stream)
         .mapToLong(b -> b.length).sum();
     assertEquals(total, m.bytesServed());
+    assertEquals(total, "verbs".equals(servedOver()) ? m.bytesServedOverVerbs()
+        : m.bytesServedOverTcp(), "bytes served over " + servedOver());
+    assertEquals(total, m.bytesServedOverVerbs() + m.bytesServedOverTcp());
     assertEquals(4, m.sessionsOpened());
     if (sendsFromFiles()) {
       assertEquals(0, m.prefetchHits(), "nothing is read ahead when chunks go by sendfile");

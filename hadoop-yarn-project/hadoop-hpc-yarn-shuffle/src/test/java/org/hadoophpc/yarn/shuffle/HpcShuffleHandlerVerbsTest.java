@@ -31,6 +31,11 @@ class HpcShuffleHandlerVerbsTest extends HpcShuffleHandlerTest {
   }
 
   @Override
+  protected String servedOver() {
+    return "verbs";
+  }
+
+  @Override
   protected String host() {
     return rdma.host();
   }

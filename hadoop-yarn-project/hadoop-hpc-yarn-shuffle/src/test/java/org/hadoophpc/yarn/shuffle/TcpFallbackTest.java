@@ -41,6 +41,7 @@ import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportConfigKeys;
 import org.hadoophpc.net.TransportFactory;
+import org.hadoophpc.net.TransportMetrics;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -185,6 +186,7 @@ class TcpFallbackTest {
   /** A transport named verbs whose connects are refused (a host with its RDMA port down). */
   private static final class Unreachable implements Transport {
     private final Transport pool;
+    private final TransportMetrics metrics = new TransportMetrics();
 
     Unreachable(Transport pool) {
       this.pool = pool;
@@ -203,6 +205,11 @@ class TcpFallbackTest {
     @Override
     public RegisteredMemory registeredMemory() {
       return pool.registeredMemory();
+    }
+
+    @Override
+    public TransportMetrics metrics() {
+      return metrics;
     }
 
     @Override

@@ -95,6 +95,20 @@ for f in bin/hadoop bin/hdfs bin/yarn bin/mapred sbin/start-dfs.sh sbin/stop-dfs
   sbin/start-balancer.sh sbin/stop-balancer.sh; do
   check "${f} is executable" test -x "${A}/${f}"
 done
+# Every command the README and the user guide show exists (the docs-commands check), and the
+# check itself finds a command, an option and a script that do not.
+here=$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
+if out=$(bash "${here}/docs-commands.sh" "${A}" 2>&1); then
+  pass "$(tail -n 1 <<<"${out}")"
+else
+  fail "docs-commands: every documented command exists" "$(grep -e FAIL -e docs-commands <<<"${out}")"
+fi
+# shellcheck disable=SC2016  # markdown backticks
+printf '`sbin/hpc-cluster.sh start --no-such-option`, `hdfs nosuchcommand`, `dev-support/bench/none`\n' \
+  >"${work}/bad-doc.md"
+out=$(bash "${here}/docs-commands.sh" "${A}" "${work}/bad-doc.md" 2>&1)
+grep -q "3 missing" <<<"${out}" && pass "docs-commands finds a missing option, command and script" ||
+  fail "docs-commands finds a missing option, command and script" "${out}"
 check "examples jar shipped" compgen -G "${A}/share/hadoop/mapreduce/hadoop-mapreduce-examples-*.jar"
 check "TestDFSIO jar shipped" compgen -G "${A}/share/hadoop/mapreduce/hadoop-mapreduce-client-jobclient-*-tests.jar"
 expect_output "hadoop version names hadoop-hpc and Hadoop 3.5.0" "Hadoop 3.5.0" "${A}/bin/hadoop" version
@@ -193,6 +207,29 @@ fetched=$(sed -n 's/^[[:space:]]*Bytes fetched over tcp=\([0-9]*\)$/\1/p' "${hpc
 [[ "${fetched:-0}" -gt 0 ]] && ! grep -q 'Reducers that fell back' "${hpc_log}" &&
   pass "hpc shuffle fetched ${fetched} bytes over tcp, no fallback" ||
   fail "hpc shuffle fetched bytes over tcp, no fallback" "$(grep -A4 'HPC Shuffle' "${hpc_log}")"
+# The user guide's "Is RDMA being used?" commands (on tcp here: no RDMA on this host).
+job=$(grep -o 'job_[0-9]*_[0-9]*' "${hpc_log}" | head -n 1)
+n=$("${A}/bin/mapred" job -counter "${job}" org.hadoophpc.mapreduce.shuffle.HpcShuffleCounter \
+  BYTES_OVER_TCP 2>/dev/null | tail -n 1)
+[[ -n "${n}" && "${n}" == "${fetched}" ]] &&
+  pass "mapred job -counter ${job} ...HpcShuffleCounter BYTES_OVER_TCP: ${n}" ||
+  fail "mapred job -counter ${job} ...HpcShuffleCounter BYTES_OVER_TCP is ${fetched}" "${n}"
+# A bean is a metrics snapshot at most one period (10 s) old: wait for the job to show.
+for _ in $(seq 30); do
+  bean=$(curl -sf "http://127.0.0.1:8042/jmx?qry=Hadoop:service=NodeManager,name=HpcShuffleMetrics")
+  served=$(sed -n 's/.*"BytesServedOverTcp" *: *\([0-9]*\).*/\1/p' <<<"${bean}")
+  [[ "${served:-0}" -ge "${fetched:-1}" ]] && break
+  sleep 1
+done
+[[ "${served:-0}" -ge "${fetched:-1}" ]] &&
+  pass "NodeManager bean HpcShuffleMetrics: BytesServedOverTcp ${served}" ||
+  fail "NodeManager bean HpcShuffleMetrics: BytesServedOverTcp >= ${fetched}" "${bean}"
+bean=$(curl -sf "http://127.0.0.1:8042/jmx?qry=Hadoop:service=NodeManager,name=HpcTransport-*")
+opened=$(sed -n 's/.*"ConnectionsOpened" *: *\([0-9]*\).*/\1/p' <<<"${bean}" | head -n 1)
+grep -q '"name" *: *"Hadoop:service=NodeManager,name=HpcTransport-tcp-' <<<"${bean}" &&
+  [[ "${opened:-0}" -gt 0 ]] &&
+  pass "NodeManager bean HpcTransport-tcp-*: ConnectionsOpened ${opened}" ||
+  fail "NodeManager bean HpcTransport-tcp-* with ConnectionsOpened > 0" "${bean}"
 same=true
 for part in $("${A}/bin/hdfs" dfs -ls -C '/e2e/out/part-r-*'); do
   a=$("${A}/bin/hdfs" dfs -cat "${part}" | sha256sum)

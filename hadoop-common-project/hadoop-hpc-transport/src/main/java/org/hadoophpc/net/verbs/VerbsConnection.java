@@ -134,7 +134,6 @@ final class VerbsConnection implements Connection {
     int maxSend = VerbsRing.sendDepth(maxInflight, maxRecv);
     this.receiveRing = new VerbsRing(transport, maxRecv);
     this.inflightOps = new VerbsInflight(this, transport, maxInflight);
-    transport.metrics().opened();
     this.outbox = new VerbsOutbox(this, loop, maxInflight);
     this.ops = new VerbsOpPool(maxInflight);
     this.rendezvous = new VerbsRendezvous(this, transport, maxInflight, ioTimeoutNanos);

@@ -174,6 +174,7 @@ final class VerbsSetUp {
     }
     established = true;
     conn.state = VerbsConnection.OPEN;
+    conn.metrics().opened(); // established: its close is counted too (VerbsTeardown)
     if (connectFuture != null) {
       connectFuture.complete(conn);
     }

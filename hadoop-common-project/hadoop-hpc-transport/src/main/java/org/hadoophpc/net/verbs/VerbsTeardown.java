@@ -74,7 +74,9 @@ final class VerbsTeardown {
     }
     boolean wasConnecting = state == VerbsConnection.CONNECTING;
     conn.state = VerbsConnection.CLOSING;
-    conn.metrics().closed();
+    if (state == VerbsConnection.OPEN) {
+      conn.metrics().closed(); // a set-up that never opened was not counted as opened
+    }
     closeCause = cause;
     closeDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
         VerbsTransport.CLOSE_GRACE_MS);

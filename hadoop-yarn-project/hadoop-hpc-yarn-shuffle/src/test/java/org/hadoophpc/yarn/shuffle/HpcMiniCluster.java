@@ -21,6 +21,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.examples.WordCount;
@@ -140,15 +142,20 @@ final class HpcMiniCluster implements AutoCloseable {
     conf.setFloat("yarn.scheduler.capacity.maximum-am-resource-percent", 0.5f);
   }
 
+  /** The longest a group of side-by-side jobs may take (each takes about a minute here). */
+  private static final long SIDE_BY_SIDE_LIMIT_NANOS = TimeUnit.MINUTES.toNanos(10);
+
   /**
    * Runs {@code runs} at the same time, each job on its own thread (the cluster has room for
-   * two), and returns when all ended; the first failure is rethrown. Independent jobs overlap
-   * their waits for containers and JVMs, so a comparison costs about one job's time, not two.
+   * two), and returns when all ended; the first failure is rethrown, and a group still running
+   * after 10 minutes fails the test (its threads are interrupted) instead of hanging the build.
+   * Independent jobs overlap their waits for containers and JVMs, so a comparison costs about
+   * one job's time, not two.
    */
   @SafeVarargs
   static void runSideBySide(Callable<Void>... runs) throws Exception {
-    ExecutorService pool =
-        Executors.newFixedThreadPool(runs.length);
+    ExecutorService pool = Executors.newFixedThreadPool(runs.length);
+    long deadline = System.nanoTime() + SIDE_BY_SIDE_LIMIT_NANOS;
     try {
       List<Future<Void>> done = new ArrayList<>();
       for (Callable<Void> r : runs) {
@@ -156,7 +163,9 @@ final class HpcMiniCluster implements AutoCloseable {
       }
       for (Future<Void> f : done) {
         try {
-          f.get();
+          f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+          throw new AssertionError("jobs run side by side still running after 10 minutes", e);
         } catch (ExecutionException e) {
           if (e.getCause() instanceof Exception ex) {
             throw ex;

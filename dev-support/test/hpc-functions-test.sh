@@ -172,6 +172,11 @@ printf '#!/usr/bin/env bash\nif [[ -e %s/tried ]]; then echo "a.b.c=1"; else tou
 out=$(JAVA=${fake_java} hpc_conf_load a.b.c 2>&1; echo "rc=$? ${HPC_CONF[a.b.c]}")
 assert_contains "a JVM that fails once is tried again" "rc=0 1" "${out}"
 assert_contains "and the first failure is said" "exited 134" "${out}"
+printf '#!/usr/bin/env bash\nexec sleep 30\n' >"${fake_java}"
+out=$( (HPC_JAVA_RUN_TIMEOUT=1 JAVA=${fake_java} hpc_conf_load a.b.c) 2>&1)
+assert_eq "a JVM that hangs stops the script" 1 "$?"
+assert_contains "within the time limit, which is named" \
+  "did not finish within 1 s (HPC_JAVA_RUN_TIMEOUT) and was stopped" "${out}"
 unset HADOOP_CONF_DIR HADOOP_HOME HPC_CONF
 
 echo "== hadoop-user-functions.sh and the Hadoop 2 daemon scripts"

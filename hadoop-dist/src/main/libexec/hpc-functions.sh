@@ -280,9 +280,20 @@ hpc_java_exec() {
 hpc_java_run() {
   local class=$1
   shift
-  "${JAVA}" "-Dhadoop.root.logger=WARN,console" "-Dhadoop.home.dir=${HADOOP_HOME}" \
+  # Bounded: a JVM that hangs (a stuck file system under the classpath, a frozen host) must not
+  # hang the script; `timeout` ends it with 124 (137 if it ignores TERM for 5 s more).
+  timeout -k 5 "${HPC_JAVA_RUN_TIMEOUT:-120}" \
+    "${JAVA}" "-Dhadoop.root.logger=WARN,console" "-Dhadoop.home.dir=${HADOOP_HOME}" \
     "-Djava.library.path=${HADOOP_HOME}/lib/native" \
     -cp "$(hpc_classpath)" "${class}" "$@"
+}
+
+## hpc_java_status RC: how a hpc_java_run JVM ended, in words ("exited N", or the time limit).
+hpc_java_status() {
+  case "$1" in
+    124) printf 'did not finish within %s s (HPC_JAVA_RUN_TIMEOUT) and was stopped' "${HPC_JAVA_RUN_TIMEOUT:-120}" ;;
+    *) printf 'exited %s' "$1" ;;
+  esac
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -712,12 +723,12 @@ hpc_conf_load() {
     hpc_conf_try_load "$@" && return 0
     if [[ ${attempt} -eq 1 ]]; then
       hpc_warn "reading ${*} from ${HADOOP_CONF_DIR} failed once:" \
-        "${JAVA} exited ${HPC_CONF_RC} (MemAvailable $(hpc_mem_available_mb) MB); trying again"
+        "${JAVA} $(hpc_java_status "${HPC_CONF_RC}") (MemAvailable $(hpc_mem_available_mb) MB); trying again"
       [[ -n "${HPC_CONF_OUT}" ]] && head -n 20 <<<"${HPC_CONF_OUT}" | hpc_quote >&2
     fi
   done
   hpc_error "cannot read ${*} from the configuration in ${HADOOP_CONF_DIR}:" \
-    "${JAVA} exited ${HPC_CONF_RC}${HPC_CONF_OUT:+ and printed:}"
+    "${JAVA} $(hpc_java_status "${HPC_CONF_RC}")${HPC_CONF_OUT:+ and printed:}"
   [[ -n "${HPC_CONF_OUT}" ]] && hpc_quote <<<"${HPC_CONF_OUT}" >&2
   hpc_error "MemAvailable $(hpc_mem_available_mb) MB; check JAVA_HOME and the files in" \
     "${HADOOP_CONF_DIR}, then run the command again"

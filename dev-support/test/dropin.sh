@@ -293,6 +293,14 @@ shuffled=$(counter terasort 'Reduce shuffle bytes')
   fail "every shuffled byte through the hpc shuffle (tcp '${tcp}', shuffle bytes '${shuffled}')" \
     "$(grep -A4 'HPC Shuffle' "${work}/logs/terasort.log")"
 
+# The job counters of HDFS over the transport (File System Counters, scheme HDFS-TRANSPORT).
+written=$(counter teragen 'HDFS-TRANSPORT: Number of bytes written')
+read_back=$(counter terasort 'HDFS-TRANSPORT: Number of bytes read')
+[[ "${written:-0}" -ge $((rows * 100)) && "${read_back:-0}" -ge $((rows * 100)) ]] &&
+  pass "job counters: teragen HDFS-TRANSPORT bytes written ${written}, terasort bytes read ${read_back} (>= $((rows * 100)))" ||
+  fail "job counters HDFS-TRANSPORT bytes written/read >= $((rows * 100)) (teragen '${written}', terasort '${read_back}')" \
+    "$(grep -h 'HDFS' "${work}/logs/teragen.log" "${work}/logs/terasort.log")"
+
 # Beans are metrics snapshots at most one period (10 s) old.
 for _ in $(seq 30); do
   nm=$(bean 19322 Hadoop:service=NodeManager,name=HpcShuffleMetrics)

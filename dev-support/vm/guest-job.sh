@@ -255,7 +255,7 @@ hw_mark
 hadoop_job "terasort, hpc shuffle strict over ${device}" "${work}/terasort.log" terasort \
   -Dmapreduce.job.reduces=2 /vm/in /vm/out
 shown='HPC Shuffle|Bytes fetched over|Reducers that fell back|Reduce shuffle bytes'
-shown+='|Launched (map|reduce) tasks|HDFS: Number of bytes (read|written)'
+shown+='|Launched (map|reduce) tasks|HDFS(-TRANSPORT)?: Number of bytes (read|written)'
 grep -E "${shown}" \
   "${work}/terasort.log" | sed 's/^[[:space:]]*/      /'
 verbs=$(counter "${work}/terasort.log" 'Bytes fetched over verbs (RDMA)')
@@ -273,6 +273,14 @@ seen+=", fallbacks ${fallbacks:-0}"
   fail "every shuffled byte over verbs (Bytes fetched over verbs (RDMA)): ${seen}"
 [[ "${maps:-0}" -ge 2 && "${reduces:-0}" -eq 2 ]] && pass "${maps} maps, ${reduces} reduces" ||
   fail "2 maps and 2 reduces (launched: maps '${maps}', reduces '${reduces}')"
+# The tasks' HDFS streams over the transport, as the job counts them (File System Counters).
+hdfs_in=$(counter "${work}/terasort.log" 'HDFS-TRANSPORT: Number of bytes read')
+hdfs_out=$(counter "${work}/terasort.log" 'HDFS-TRANSPORT: Number of bytes written')
+result job_hdfs_transport_bytes_read "${hdfs_in:-0}"
+result job_hdfs_transport_bytes_written "${hdfs_out:-0}"
+[[ "${hdfs_in:-0}" -ge "${bytes}" && "${hdfs_out:-0}" -ge "${bytes}" ]] &&
+  pass "job counters HDFS-TRANSPORT: ${hdfs_in} bytes read, ${hdfs_out} written (>= ${bytes} each)" ||
+  fail "job counters HDFS-TRANSPORT bytes read '${hdfs_in}' and written '${hdfs_out}' >= ${bytes}"
 # HDFS read of the input, the shuffle, HDFS write of the output: all through rxe0.
 packets_at_least terasort $((2 * bytes + ${shuffled:-0}))
 
@@ -297,10 +305,25 @@ gen_hex=$(printf '%x' "${gen_sum:-0}" 2>/dev/null)
 packets_at_least teravalidate "${bytes}"
 
 step "the DataNode's and the tasks' transfer counters"
-# TODO(issue 16 item 5): when TransferMetrics gets its metrics2 source on the DataNode, read its
-# bean here (bytes in/out over the transport >= what the jobs moved, connections by role over
-# verbs, fallbacks 0) instead of the stock DataNodeActivity bean, which counts TCP and
-# transport streams alike (strict clients and the rxe0 counters above prove the transport).
+# The DataNode's own count of the transport (HpcDataTransfer-9866: a metrics snapshot at most
+# one period old, so waited for), then stock's DataNodeActivity, which counts TCP and transport
+# streams alike.
+for _ in $(seq 30); do
+  bean=$(http_get 9864 '/jmx?qry=Hadoop:service=DataNode,name=HpcDataTransfer-9866')
+  [[ "$(jmx_number "${bean}" TransportBytesIn)" -ge $((2 * bytes)) ]] 2>/dev/null && break
+  sleep 1
+done
+t_in=$(jmx_number "${bean}" TransportBytesIn)
+t_out=$(jmx_number "${bean}" TransportBytesOut)
+t_conns=$(jmx_number "${bean}" ServerConnectionsOverTransport)
+t_fallbacks=$(jmx_number "${bean}" Fallbacks)
+echo "    HpcDataTransfer-9866: TransportBytesIn=${t_in:-?} TransportBytesOut=${t_out:-?}" \
+  "ServerConnectionsOverTransport=${t_conns:-?} Fallbacks=${t_fallbacks:-?}"
+grep -qE '"tag.Transport" *: *"verbs"' <<<"${bean}" && [[ "${t_in:-0}" -ge $((2 * bytes)) &&
+  "${t_out:-0}" -ge $((2 * bytes)) && "${t_conns:-0}" -gt 0 && "${t_fallbacks:--1}" -eq 0 ]] &&
+  pass "DataNode bean HpcDataTransfer-9866: verbs, ${t_in} bytes in, ${t_out} out (>= 2 x ${bytes} each), no fallback" ||
+  fail "DataNode bean HpcDataTransfer-9866: verbs, bytes in and out >= 2 x ${bytes}, no fallback" \
+    "${bean}"
 activity=$(http_get 9864 '/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*')
 dn_written=$(jmx_number "${activity}" BytesWritten)
 dn_read=$(jmx_number "${activity}" BytesRead)

@@ -26,6 +26,7 @@ public final class TransferMetrics {
   }
 
   private static final Map<String, TransferMetrics> ALL = new ConcurrentHashMap<>();
+  private static final String CLIENT_NAME = "client";
 
   private final String name;
   private final Map<Role, AtomicLong> overTransport = new EnumMap<>(Role.class);
@@ -36,9 +37,12 @@ public final class TransferMetrics {
   private final AtomicLong helloRetries = new AtomicLong();
   private volatile String transport = "none";
   private volatile String stockTcpReason = "not started";
+  /** The client side also counts into the job's File System Counters (TransferJobCounters). */
+  private final boolean jobCounters;
 
   private TransferMetrics(String name) {
     this.name = name;
+    this.jobCounters = CLIENT_NAME.equals(name);
     for (Role r : Role.values()) {
       overTransport.put(r, new AtomicLong());
       overTcp.put(r, new AtomicLong());
@@ -55,7 +59,7 @@ public final class TransferMetrics {
 
   /** The client side of this process (DFSClients and DataNode mirrors share a factory). */
   public static TransferMetrics client() {
-    return of("client");
+    return of(CLIENT_NAME);
   }
 
   /** The server side of the DataNode whose TCP transfer port is {@code xferPort}. */
@@ -109,10 +113,16 @@ public final class TransferMetrics {
 
   void bytesIn(long n) {
     bytesIn.addAndGet(n);
+    if (jobCounters) {
+      TransferJobCounters.read(n);
+    }
   }
 
   void bytesOut(long n) {
     bytesOut.addAndGet(n);
+    if (jobCounters) {
+      TransferJobCounters.written(n);
+    }
   }
 
   /** Connections of {@code role} that went over the transport. */

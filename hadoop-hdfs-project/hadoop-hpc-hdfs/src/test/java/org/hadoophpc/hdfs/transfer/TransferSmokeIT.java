@@ -70,6 +70,7 @@ class TransferSmokeIT {
     stockConf.set("dfs.client.context", "stock-tcp"); // its own peer cache
     long fallbacksBefore = TransferMetrics.client().fallbacks();
     long streamsBefore = TransferMetrics.client().connections(TransferMetrics.Role.CLIENT);
+    long[] countedBefore = jobCounters();
     Random r = new Random(7);
     byte[] data = new byte[2 * TransferCluster.BLOCK + 777];
     r.nextBytes(data);
@@ -121,6 +122,27 @@ class TransferSmokeIT {
     assertEquals(0, client.fallbacks() - fallbacksBefore, client.toString());
     assertTrue(client.connections(TransferMetrics.Role.CLIENT) > streamsBefore,
         client.toString());
+    // What a MapReduce task would report as HDFS-TRANSPORT_BYTES_READ/_WRITTEN: the file was
+    // written over the transport once (the stock writer's copy is not counted) and read over it
+    // at least twice whole.
+    long[] counted = jobCounters();
+    assertTrue(counted[1] - countedBefore[1] >= data.length,
+        "bytes written over the transport " + (counted[1] - countedBefore[1]));
+    assertTrue(counted[0] - countedBefore[0] >= 2L * data.length,
+        "bytes read over the transport " + (counted[0] - countedBefore[0]));
+  }
+
+  /** Bytes read and written of the process's statistics of scheme hdfs-transport. */
+  @SuppressWarnings("deprecation") // the list MapReduce's tasks read
+  private static long[] jobCounters() {
+    long[] rw = new long[2];
+    for (FileSystem.Statistics s : FileSystem.getAllStatistics()) {
+      if (s.getScheme().equals(TransferJobCounters.SCHEME)) {
+        rw[0] += s.getBytesRead();
+        rw[1] += s.getBytesWritten();
+      }
+    }
+    return rw;
   }
 
   private static byte[] head(FileSystem fs, Path p, int n) throws IOException {

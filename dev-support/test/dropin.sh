@@ -146,11 +146,11 @@ LIBPATH="${S}/lib/native:${S}/share/hadoop-hpc/native"
 export HADOOP_HOME="${S}" HADOOP_COMMON_HOME="${S}" HADOOP_HDFS_HOME="${S}" HADOOP_YARN_HOME="${S}" \
   HADOOP_MAPRED_HOME="${S}" HADOOP_CONF_DIR="${C}"
 
-## jrun HEAP CLASS ARGS...: a JVM on the drop-in classpath, in the foreground.
+## jrun HEAP CLASS ARGS...: a JVM on the drop-in classpath, in the foreground (at most 5 min).
 jrun() {
   local heap=$1
   shift
-  "${JAVA_HOME}/bin/java" "-Xmx${heap}" "-Dhadoop.home.dir=${S}" "-Dhadoop.log.dir=${work}/logs" "-Dyarn.log.dir=${work}/logs" \
+  timeout -k 10 300 "${JAVA_HOME}/bin/java" "-Xmx${heap}" "-Dhadoop.home.dir=${S}" "-Dhadoop.log.dir=${work}/logs" "-Dyarn.log.dir=${work}/logs" \
     "-Djava.library.path=${LIBPATH}" -Djava.net.preferIPv4Stack=true -cp "${CP}" "$@"
 }
 
@@ -267,10 +267,13 @@ grep -q 'hpc shuffle serving map outputs on' "${work}/logs/nodemanager.log" &&
 echo "== TeraGen -> TeraSort (hpc shuffle, strict) -> TeraValidate"
 EX=$(echo "${S}"/share/hadoop/mapreduce/hadoop-mapreduce-examples-*.jar)
 rows=${HPC_DROPIN_ROWS:-50000}
+## job NAME ARGS...: a job of the examples jar, bounded (a hang fails the step, not the run).
 job() {
   local log="${work}/logs/$1.log"
   shift
-  jrun 384m org.apache.hadoop.util.RunJar "${EX}" "$@" >"${log}" 2>&1
+  timeout -k 10 600 "${JAVA_HOME}/bin/java" -Xmx384m "-Dhadoop.home.dir=${S}" \
+    "-Djava.library.path=${LIBPATH}" -Djava.net.preferIPv4Stack=true -cp "${CP}" \
+    org.apache.hadoop.util.RunJar "${EX}" "$@" >"${log}" 2>&1
 }
 job teragen teragen -Dmapreduce.job.maps=2 "${rows}" /dropin/in &&
   pass "teragen ${rows} rows" || fail "teragen ${rows} rows" "$(tail -n 30 "${work}/logs/teragen.log")"

@@ -561,27 +561,9 @@ public abstract class TransportConformanceTest {
         results.add(pool.submit(() -> {
           int verified = 0;
           for (int c = first; c < clients; c += threads) {
-            Connection conn = connections.get(c);
-            ArrayDeque<Object[]> inFlight = new ArrayDeque<>();
-            for (int i = 0; i < perConnection || !inFlight.isEmpty(); ) {
-              if (i < perConnection && inFlight.size() < window) {
-                int size = 1 + (c * 7919 + i * 104729) % (128 << 10);
-                Buffer request = filled(client.bufferPool(), size, c * 1000L + i);
-                long sum = crc(request.nio());
-                CompletableFuture<Buffer> f = conn.request(request);
-                assertNotNull(f);
-                inFlight.add(new Object[] {f, size, sum});
-                i++;
-              } else {
-                Object[] o = inFlight.poll();
-                @SuppressWarnings("unchecked")
-                Buffer response = await((CompletableFuture<Buffer>) o[0]);
-                assertEquals((int) o[1], response.nio().getInt(0));
-                assertEquals((long) o[2], response.nio().getLong(4));
-                response.release();
-                verified++;
-              }
-            }
+            int n = c;
+            verified += checkedRequests(connections.get(c), c * 1000L, perConnection, window,
+                i -> 1 + (n * 7919 + i * 104729) % (128 << 10));
           }
           return verified;
         }));
@@ -597,6 +579,37 @@ public abstract class TransportConformanceTest {
     for (Connection c : connections) {
       c.close();
     }
+  }
+
+  /**
+   * Sends {@code count} checksummed requests (sizes from {@code size}, patterns from {@code
+   * seed}) over {@code conn}, at most {@code window} in flight, and checks that each answer of
+   * the {@link #checksum()} handler belongs to its request; returns how many were checked.
+   */
+  protected int checkedRequests(Connection conn, long seed, int count, int window,
+      java.util.function.IntUnaryOperator size) throws Exception {
+    ArrayDeque<Object[]> inFlight = new ArrayDeque<>();
+    int verified = 0;
+    for (int i = 0; i < count || !inFlight.isEmpty(); ) {
+      if (i < count && inFlight.size() < window) {
+        int bytes = size.applyAsInt(i);
+        Buffer request = filled(client.bufferPool(), bytes, seed + i);
+        long sum = crc(request.nio());
+        CompletableFuture<Buffer> f = conn.request(request);
+        assertNotNull(f);
+        inFlight.add(new Object[] {f, bytes, sum});
+        i++;
+      } else {
+        Object[] o = inFlight.poll();
+        @SuppressWarnings("unchecked")
+        Buffer response = await((CompletableFuture<Buffer>) o[0]);
+        assertEquals((int) o[1], response.nio().getInt(0));
+        assertEquals((long) o[2], response.nio().getLong(4));
+        response.release();
+        verified++;
+      }
+    }
+    return verified;
   }
 
   // ------------------------------------------------------------------ back-pressure

@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
@@ -34,11 +35,19 @@ import org.slf4j.LoggerFactory;
 /**
  * One TCP connection of a {@link TcpTransport}, owned by one {@link TcpEventLoop}.
  *
- * <p>Threading: the public methods may be called from any thread. They hand work to the loop
- * through {@link #outbox}, a bounded queue that cannot overflow: it holds at most
- * {@code max.inflight} operations (the in-flight count is taken before enqueueing) plus at most
- * {@code max.inflight} answers (the loop stops reading requests while that many are unanswered).
- * Everything else (socket, operation slots, frame state) is confined to the loop thread.
+ * <p>Threading: the public methods may be called from any thread. Everything else (socket,
+ * operation slots, frame state) is guarded by {@link #io}, which the loop holds whenever it works
+ * on this connection. A caller that finds the connection idle (nothing in the outbox, nothing
+ * being written) and the lock free writes its frame itself, on its own thread, so a message
+ * costs no hand-off to the loop ({@link #writeNow}; the loop itself, answering inline, skips its
+ * ready queue the same way); otherwise it hands the frame to the loop through {@link #outbox},
+ * a bounded queue that cannot overflow: it
+ * holds at most {@code max.inflight} operations (the in-flight count is taken before enqueueing)
+ * plus at most {@code max.inflight} answers (the loop stops reading requests while that many are
+ * unanswered). Either way frames leave in the order they were handed in. Callers never wait for
+ * the lock (they take it with {@code tryLock}), so callbacks the loop runs under it cannot
+ * deadlock with them; and a caller never runs user code under it (a file answer's completion is
+ * run after unlocking).
  *
  * <p>Buffers: incoming payloads are read straight into pooled buffers; when the pool is
  * exhausted the connection stops reading (TCP flow control pushes back on the peer) and the loop
@@ -76,8 +85,17 @@ final class TcpConnection implements Connection {
   private final AnswerSlots<TcpResponder> answers;
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private volatile boolean open = true;
+  /** Guards the state below: held by the loop while it works here, by a caller writing now. */
+  private final ReentrantLock io = new ReentrantLock();
+  /** A caller writing under {@link #io} (null when the loop holds it). */
+  private Thread directWriter;
+  /** A file answer's completion met by a caller writing now: run once it has unlocked. */
+  private Completion<Void> deferredDone;
+  private ConnectionClosedException deferredNotSent;
+  /** A write by a caller failed: the loop closes the connection with it. */
+  private volatile IOException brokenBy;
 
-  // Loop-thread state.
+  // State guarded by io (the loop's, and a writing caller's).
   private SelectionKey key;
   private boolean finished;
   /** Fails a delivered request whose handler threw; made once (no garbage per request). */
@@ -292,7 +310,9 @@ final class TcpConnection implements Connection {
       responder.dropped();
       return;
     }
-    enqueue(responder);
+    if (!writeNow(responder)) {
+      enqueue(responder);
+    }
   }
 
   private void checkSize(String what, int bytes) {
@@ -317,9 +337,80 @@ final class TcpConnection implements Connection {
     if (!reserve()) {
       return false;
     }
-    enqueue(spareOps.take().start(type, buffer, key, offset, length, System.nanoTime()
-        + ioTimeoutNanos, completion));
+    TcpOp op = spareOps.take().start(type, buffer, key, offset, length, System.nanoTime()
+        + ioTimeoutNanos, completion);
+    if (!writeNow(op)) {
+      enqueue(op);
+    }
     return true;
+  }
+
+  /**
+   * Writes {@code frame} on the caller's thread when the connection is idle: nothing in the
+   * outbox, nothing being written, the lock free (or held by this thread: the loop answering
+   * inline, from a handler or a callback it runs). A frame the socket
+   * does not take whole is left to the loop (scheduled: it goes on with OP_WRITE). Returns false,
+   * having done nothing, when the frame must go through the outbox instead.
+   */
+  private boolean writeNow(OutboundFrame frame) {
+    if (!outbox.isEmpty() || !io.tryLock()) {
+      return false;
+    }
+    Completion<Void> done;
+    ConnectionClosedException notSent;
+    boolean handToLoop = false;
+    try {
+      if (finished || !open || brokenBy != null || !outbox.isEmpty() || outbound.hasWork()) {
+        return false;
+      }
+      directWriter = Thread.currentThread();
+      if (frame instanceof TcpOp op) {
+        inflight.add(op);
+      } else if (frame instanceof TcpResponder) {
+        unanswered--;
+        // The loop may have stopped reading at the limit: it resumes when scheduled.
+        handToLoop = inbound.throttled() && unanswered < answerLimit();
+      }
+      outbound.add(frame);
+      try {
+        outbound.flush();
+      } catch (IOException e) {
+        brokenBy = e; // the frame is the outbound's now: the loop's close drops it
+      }
+      handToLoop |= outbound.hasWork() || brokenBy != null;
+    } finally {
+      directWriter = null;
+      done = deferredDone;
+      notSent = deferredNotSent;
+      deferredDone = null;
+      deferredNotSent = null;
+      io.unlock();
+    }
+    if (handToLoop) {
+      schedule();
+    }
+    if (done != null) {
+      completeFile(done, notSent);
+    }
+    return true;
+  }
+
+  /** A file answer is over: tells its completion, after unlocking when a caller wrote it. */
+  void fileDone(Completion<Void> done, ConnectionClosedException notSent) {
+    if (directWriter == Thread.currentThread() && deferredDone == null) {
+      deferredDone = done;
+      deferredNotSent = notSent;
+    } else {
+      completeFile(done, notSent);
+    }
+  }
+
+  private static void completeFile(Completion<Void> done, ConnectionClosedException notSent) {
+    if (notSent == null) {
+      Completions.succeed(done, null);
+    } else {
+      Completions.fail(done, notSent);
+    }
   }
 
   /** An operation and its frame are both over: keep the object for a later call. */
@@ -330,7 +421,7 @@ final class TcpConnection implements Connection {
 
   /** An answer's frame went out or was dropped: its slot may serve another request. */
   void answerGone(TcpResponder r) {
-    if (loop.inLoop() && !finished) {
+    if (io.isHeldByCurrentThread() && !finished) {
       answers.recycle(r);
     }
   }
@@ -354,15 +445,23 @@ final class TcpConnection implements Connection {
   /** The loop picked this connection from its ready queue. */
   void onScheduled() {
     scheduled.set(false);
-    if (!open || finished) {
-      closeLocally("closed locally");
-      return;
-    }
+    io.lock();
     try {
+      if (!open || finished) {
+        closeLocally("closed locally");
+        return;
+      }
+      IOException broken = brokenBy;
+      if (broken != null) {
+        died(broken);
+        return;
+      }
       drainOutbox();
       outbound.flush();
     } catch (IOException e) {
       died(e);
+    } finally {
+      io.unlock();
     }
   }
 
@@ -383,6 +482,7 @@ final class TcpConnection implements Connection {
 
   /** Readiness of the channel. */
   void onReady(int readyOps) {
+    io.lock();
     try {
       if ((readyOps & SelectionKey.OP_READ) != 0) {
         inbound.onReadable();
@@ -392,6 +492,8 @@ final class TcpConnection implements Connection {
       }
     } catch (IOException e) {
       died(e);
+    } finally {
+      io.unlock();
     }
   }
 
@@ -449,37 +551,45 @@ final class TcpConnection implements Connection {
 
   /** The loop retries a starved connection (pool exhausted) on each turn. */
   void retryRead() {
-    if (finished || !inbound.unstarve()) {
-      return;
-    }
+    io.lock();
     try {
+      if (finished || !inbound.unstarve()) {
+        return;
+      }
       inbound.onReadable();
       if (!finished && outbound.hasWork()) {
         outbound.flush();
       }
     } catch (IOException e) {
       died(e);
+    } finally {
+      io.unlock();
     }
   }
 
   /** Fails operations past their deadline; a stalled frame closes the connection. */
   void sweep(long now) {
-    if (finished) {
-      return;
-    }
-    if (inbound.overdue(now)) {
-      return;
-    }
-    for (int i = 0; i < inflight.capacity(); i++) {
-      TcpOp op = inflight.at(i);
-      if (op != null && now - op.deadline >= 0) {
-        if (outbound.writing(op)) {
-          closeNow("a frame could not be written within the i/o timeout", null, op);
-          return;
-        }
-        retire(op);
-        op.finish(null, timeout(op));
+    io.lock();
+    try {
+      if (finished) {
+        return;
       }
+      if (inbound.overdue(now)) {
+        return;
+      }
+      for (int i = 0; i < inflight.capacity(); i++) {
+        TcpOp op = inflight.at(i);
+        if (op != null && now - op.deadline >= 0) {
+          if (outbound.writing(op)) {
+            closeNow("a frame could not be written within the i/o timeout", null, op);
+            return;
+          }
+          retire(op);
+          op.finish(null, timeout(op));
+        }
+      }
+    } finally {
+      io.unlock();
     }
   }
 
@@ -494,10 +604,15 @@ final class TcpConnection implements Connection {
    * end of stream).
    */
   void closeLocally(String reason) {
-    if (!finished) {
-      outbound.sayClose();
+    io.lock();
+    try {
+      if (!finished) {
+        outbound.sayClose();
+      }
+      closeNow(reason, null, null);
+    } finally {
+      io.unlock();
     }
-    closeNow(reason, null, null);
   }
 
   /**

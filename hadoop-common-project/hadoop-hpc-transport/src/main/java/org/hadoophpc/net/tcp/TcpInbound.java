@@ -128,11 +128,20 @@ final class TcpInbound {
           dst.flip();
         }
       }
+      // Counted before dispatch, which may complete a caller's operation: whoever sees the
+      // answer sees its bytes counted. A read request may wait for a buffer and be dispatched
+      // again: counted once it went through.
+      boolean retriable = type == TcpFrame.READ_REQUEST;
+      if (!retriable) {
+        conn.metrics().received(TcpFrame.HEADER_BYTES + (long) length);
+      }
       if (!dispatch(type)) {
         starve();
         return;
       }
-      conn.metrics().received(TcpFrame.HEADER_BYTES + (long) length);
+      if (retriable) {
+        conn.metrics().received(TcpFrame.HEADER_BYTES + (long) length);
+      }
       headerRead = false;
       inFrame = false;
       inHeader.clear();
@@ -268,6 +277,11 @@ final class TcpInbound {
   }
 
   /** Reads again if throttled: the handler has fewer requests unanswered than its limit. */
+  /** Reading stopped because the handler holds as many unanswered requests as it may. */
+  boolean throttled() {
+    return throttled;
+  }
+
   void unthrottle() {
     if (throttled) {
       throttled = false;

@@ -12,7 +12,6 @@ import java.nio.channels.WritableByteChannel;
 import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Completion;
-import org.hadoophpc.net.Completions;
 import org.hadoophpc.net.ConnectionClosedException;
 
 /**
@@ -116,11 +115,7 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
     }
     connection.answerGone(this);
     if (done != null) {
-      if (notSent == null) {
-        Completions.succeed(done, null);
-      } else {
-        Completions.fail(done, notSent);
-      }
+      connection.fileDone(done, notSent);
     }
   }
 

@@ -9,8 +9,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -114,6 +120,121 @@ class TcpTransportTest extends TransportConformanceTest {
       assertThrows(ExecutionException.class, () -> r.get(WAIT_SECONDS, TimeUnit.SECONDS));
       assertEquals(1, refused.get());
       assertTrue(connection.isOpen());
+    }
+  }
+
+  /**
+   * Callers write their own frames when the connection is idle, else through the loop: many
+   * threads sharing one connection, with answers made on other threads than the loop and
+   * messages larger than the socket takes at once (the loop finishes what a caller began),
+   * still get every answer, byte for byte, to the request that asked for it.
+   */
+  @Test
+  void oneConnectionSharedByManyThreadsWithAnswersFromOtherThreads() throws Exception {
+    int threads = 4;
+    int perThread = 60;
+    int window = 4;
+    ExecutorService answerers = Executors.newFixedThreadPool(3);
+    ExecutorService callers = Executors.newFixedThreadPool(threads);
+    try {
+      RequestHandlerOnPool handler = new RequestHandlerOnPool(answerers);
+      start(baseConf(), handler);
+      List<Future<Integer>> results = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        long seed = t;
+        results.add(callers.submit(() -> {
+          Random random = new Random(seed);
+          return checkedRequests(connection, seed * 1000, perThread, window,
+              i -> random.nextInt(8) == 0 ? (2 << 20) - random.nextInt(4096)
+                  : 1 + random.nextInt(64 << 10));
+        }));
+      }
+      int total = 0;
+      for (Future<Integer> r : results) {
+        total += r.get(WAIT_SECONDS * 2, TimeUnit.SECONDS);
+      }
+      assertEquals(threads * perThread, total);
+    } finally {
+      callers.shutdownNow();
+      answerers.shutdownNow();
+    }
+  }
+
+  /** Answers with the checksum of each request, from a pool of threads (not the loop). */
+  private final class RequestHandlerOnPool implements org.hadoophpc.net.RequestHandler {
+    private final ExecutorService pool;
+
+    RequestHandlerOnPool(ExecutorService pool) {
+      this.pool = pool;
+    }
+
+    @Override
+    public void onRequest(Connection conn, Buffer request, Responder responder) {
+      pool.execute(() -> checksum().onRequest(conn, request, responder));
+    }
+  }
+
+  /**
+   * File answers made on other threads than the loop, large enough that the socket takes them
+   * in pieces: each arrives whole and in order after its head, and each answerer learns once
+   * (after the bytes left) that its file is free.
+   */
+  @Test
+  void fileAnswersFromOtherThreadsArriveWholeAndFreeTheirFilesOnce() throws Exception {
+    int size = 4 << 20;
+    java.nio.file.Path f = patternFile(size);
+    byte[] bytes = java.nio.file.Files.readAllBytes(f);
+    ExecutorService answerers = Executors.newFixedThreadPool(3);
+    AtomicInteger freed = new AtomicInteger();
+    AtomicInteger failedFrees = new AtomicInteger();
+    try (FileChannel ch = FileChannel.open(f)) {
+      start(baseConf(), answeredById((conn, request, requestId) -> {
+        long position = request.nio().getLong(0);
+        int length = request.nio().getInt(8);
+        request.release();
+        answerers.execute(() -> {
+          Buffer head = server.bufferPool().allocate(4);
+          head.nio().putInt(0, length);
+          assertTrue(conn.respondFile(requestId, head, ch, position, length,
+              new Completion<Void>() {
+                @Override
+                public void completed(Void v) {
+                  freed.incrementAndGet();
+                }
+
+                @Override
+                public void failed(Throwable cause) {
+                  failedFrees.incrementAndGet();
+                }
+              }));
+        });
+      }));
+      Random random = new Random(7);
+      List<CompletableFuture<Buffer>> answers = new ArrayList<>();
+      List<int[]> asked = new ArrayList<>();
+      for (int i = 0; i < 24; i++) {
+        int length = i % 3 == 0 ? (3 << 20) + random.nextInt(1 << 20) : random.nextInt(100_000);
+        int position = random.nextInt(size - length + 1);
+        asked.add(new int[] {position, length});
+        answers.add(connection.request(fileRequest(position, length)));
+      }
+      for (int i = 0; i < answers.size(); i++) {
+        Buffer answer = answers.get(i).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        try {
+          ByteBuffer a = answer.nio();
+          int position = asked.get(i)[0];
+          int length = asked.get(i)[1];
+          assertEquals(4 + length, a.remaining());
+          assertEquals(length, a.getInt());
+          assertEquals(ByteBuffer.wrap(bytes, position, length), a, "answer " + i);
+        } finally {
+          answer.release();
+        }
+      }
+      waitFor(() -> freed.get() == answers.size(), "every file answer to free its file");
+      assertEquals(0, failedFrees.get());
+    } finally {
+      answerers.shutdownNow();
     }
   }
 }

@@ -14,7 +14,6 @@ import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 
 import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
@@ -28,7 +27,6 @@ import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.SpareObjects;
 import org.hadoophpc.net.TransportMetrics;
-import org.hadoophpc.net.TransportTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,17 +35,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: the public methods may be called from any thread. Everything else (socket,
  * operation slots, frame state) is guarded by {@link #io}, which the loop holds whenever it works
- * on this connection. A caller that finds the connection idle (nothing in the outbox, nothing
- * being written) and the lock free writes its frame itself, on its own thread, so a message
- * costs no hand-off to the loop ({@link #writeNow}; the loop itself, answering inline, skips its
- * ready queue the same way); otherwise it hands the frame to the loop through {@link #outbox},
- * a bounded queue that cannot overflow: it
- * holds at most {@code max.inflight} operations (the in-flight count is taken before enqueueing)
- * plus at most {@code max.inflight} answers (the loop stops reading requests while that many are
- * unanswered). Either way frames leave in the order they were handed in. Callers never wait for
- * the lock (they take it with {@code tryLock}), so callbacks the loop runs under it cannot
- * deadlock with them; and a caller never runs user code under it (a file answer's completion is
- * run after unlocking).
+ * on this connection; a caller finding the connection idle writes its frame itself
+ * ({@link TcpWriteLock}), else it hands the frame to the loop through {@link #outbox}, a bounded
+ * queue that cannot overflow: it holds at most {@code max.inflight} operations (the in-flight
+ * count is taken before enqueueing) plus at most {@code max.inflight} answers (the loop stops
+ * reading requests while that many are unanswered). Either way frames leave in order.
  *
  * <p>Buffers: incoming payloads are read straight into pooled buffers; when the pool is
  * exhausted the connection stops reading (TCP flow control pushes back on the peer) and the loop
@@ -86,14 +78,7 @@ final class TcpConnection implements Connection {
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private volatile boolean open = true;
   /** Guards the state below: held by the loop while it works here, by a caller writing now. */
-  private final ReentrantLock io = new ReentrantLock();
-  /** A caller writing under {@link #io} (null when the loop holds it). */
-  private Thread directWriter;
-  /** A file answer's completion met by a caller writing now: run once it has unlocked. */
-  private Completion<Void> deferredDone;
-  private ConnectionClosedException deferredNotSent;
-  /** A write by a caller failed: the loop closes the connection with it. */
-  private volatile IOException brokenBy;
+  private final TcpWriteLock io = new TcpWriteLock();
 
   // State guarded by io (the loop's, and a writing caller's).
   private SelectionKey key;
@@ -346,71 +331,39 @@ final class TcpConnection implements Connection {
   }
 
   /**
-   * Writes {@code frame} on the caller's thread when the connection is idle: nothing in the
-   * outbox, nothing being written, the lock free (or held by this thread: the loop answering
-   * inline, from a handler or a callback it runs). A frame the socket
-   * does not take whole is left to the loop (scheduled: it goes on with OP_WRITE). Returns false,
-   * having done nothing, when the frame must go through the outbox instead.
+   * Writes {@code frame} on the caller's thread when the connection is idle (see
+   * {@link TcpWriteLock}); false when it must go through the outbox.
    */
   private boolean writeNow(OutboundFrame frame) {
-    if (!outbox.isEmpty() || !io.tryLock()) {
-      return false;
-    }
-    Completion<Void> done;
-    ConnectionClosedException notSent;
+    return outbox.isEmpty() && io.tryWrite(frame, this);
+  }
+
+  /** Nothing queued for the loop or being written, and open: a caller may write now. */
+  boolean idleForCaller() {
+    return !finished && open && outbox.isEmpty() && !outbound.hasWork();
+  }
+
+  /**
+   * A caller's frame, written under the lock; true when the loop must look at the connection
+   * afterwards (the frame left half written, reading to resume).
+   */
+  boolean writeByCaller(OutboundFrame frame) throws IOException {
     boolean handToLoop = false;
-    try {
-      if (finished || !open || brokenBy != null || !outbox.isEmpty() || outbound.hasWork()) {
-        return false;
-      }
-      directWriter = Thread.currentThread();
-      if (frame instanceof TcpOp op) {
-        inflight.add(op);
-      } else if (frame instanceof TcpResponder) {
-        unanswered--;
-        // The loop may have stopped reading at the limit: it resumes when scheduled.
-        handToLoop = inbound.throttled() && unanswered < answerLimit();
-      }
-      outbound.add(frame);
-      try {
-        outbound.flush();
-      } catch (IOException e) {
-        brokenBy = e; // the frame is the outbound's now: the loop's close drops it
-      }
-      handToLoop |= outbound.hasWork() || brokenBy != null;
-    } finally {
-      directWriter = null;
-      done = deferredDone;
-      notSent = deferredNotSent;
-      deferredDone = null;
-      deferredNotSent = null;
-      io.unlock();
+    if (frame instanceof TcpOp op) {
+      inflight.add(op); // before the write: the answer may be read the moment the lock goes
+    } else if (frame instanceof TcpResponder) {
+      unanswered--;
+      // the loop may have stopped reading at the limit: it resumes when scheduled
+      handToLoop = inbound.throttled() && unanswered < answerLimit();
     }
-    if (handToLoop) {
-      schedule();
-    }
-    if (done != null) {
-      completeFile(done, notSent);
-    }
-    return true;
+    outbound.add(frame);
+    outbound.flush();
+    return handToLoop || outbound.hasWork();
   }
 
-  /** A file answer is over: tells its completion, after unlocking when a caller wrote it. */
+  /** A file answer is over: tells its completion (after unlocking when a caller wrote it). */
   void fileDone(Completion<Void> done, ConnectionClosedException notSent) {
-    if (directWriter == Thread.currentThread() && deferredDone == null) {
-      deferredDone = done;
-      deferredNotSent = notSent;
-    } else {
-      completeFile(done, notSent);
-    }
-  }
-
-  private static void completeFile(Completion<Void> done, ConnectionClosedException notSent) {
-    if (notSent == null) {
-      Completions.succeed(done, null);
-    } else {
-      Completions.fail(done, notSent);
-    }
+    io.fileDone(done, notSent);
   }
 
   /** An operation and its frame are both over: keep the object for a later call. */
@@ -421,7 +374,7 @@ final class TcpConnection implements Connection {
 
   /** An answer's frame went out or was dropped: its slot may serve another request. */
   void answerGone(TcpResponder r) {
-    if (io.isHeldByCurrentThread() && !finished) {
+    if (io.heldByMe() && !finished) {
       answers.recycle(r);
     }
   }
@@ -434,7 +387,7 @@ final class TcpConnection implements Connection {
     schedule();
   }
 
-  private void schedule() {
+  void schedule() {
     if (!scheduled.getAndSet(true)) {
       loop.ready(this);
     }
@@ -442,26 +395,27 @@ final class TcpConnection implements Connection {
 
   // ---------------------------------------------------------------- loop thread
 
+  /** The connection's lock: the loop holds it around each call into the connection. */
+  TcpWriteLock io() {
+    return io;
+  }
+
   /** The loop picked this connection from its ready queue. */
   void onScheduled() {
     scheduled.set(false);
-    io.lock();
+    if (!open || finished) {
+      closeLocally("closed locally");
+      return;
+    }
     try {
-      if (!open || finished) {
-        closeLocally("closed locally");
-        return;
-      }
-      IOException broken = brokenBy;
+      IOException broken = io.brokenBy();
       if (broken != null) {
-        died(broken);
-        return;
+        throw broken;
       }
       drainOutbox();
       outbound.flush();
     } catch (IOException e) {
       died(e);
-    } finally {
-      io.unlock();
     }
   }
 
@@ -482,7 +436,6 @@ final class TcpConnection implements Connection {
 
   /** Readiness of the channel. */
   void onReady(int readyOps) {
-    io.lock();
     try {
       if ((readyOps & SelectionKey.OP_READ) != 0) {
         inbound.onReadable();
@@ -492,8 +445,6 @@ final class TcpConnection implements Connection {
       }
     } catch (IOException e) {
       died(e);
-    } finally {
-      io.unlock();
     }
   }
 
@@ -551,51 +502,35 @@ final class TcpConnection implements Connection {
 
   /** The loop retries a starved connection (pool exhausted) on each turn. */
   void retryRead() {
-    io.lock();
+    if (finished || !inbound.unstarve()) {
+      return;
+    }
     try {
-      if (finished || !inbound.unstarve()) {
-        return;
-      }
       inbound.onReadable();
       if (!finished && outbound.hasWork()) {
         outbound.flush();
       }
     } catch (IOException e) {
       died(e);
-    } finally {
-      io.unlock();
     }
   }
 
   /** Fails operations past their deadline; a stalled frame closes the connection. */
   void sweep(long now) {
-    io.lock();
-    try {
-      if (finished) {
-        return;
-      }
-      if (inbound.overdue(now)) {
-        return;
-      }
-      for (int i = 0; i < inflight.capacity(); i++) {
-        TcpOp op = inflight.at(i);
-        if (op != null && now - op.deadline >= 0) {
-          if (outbound.writing(op)) {
-            closeNow("a frame could not be written within the i/o timeout", null, op);
-            return;
-          }
-          retire(op);
-          op.finish(null, timeout(op));
-        }
-      }
-    } finally {
-      io.unlock();
+    if (finished || inbound.overdue(now)) {
+      return;
     }
-  }
-
-  private TransportTimeoutException timeout(TcpOp op) {
-    return new TransportTimeoutException(op.describe() + " timed out after "
-        + TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos) + " ms (hadoop.hpc.transport.io.timeout)");
+    for (int i = 0; i < inflight.capacity(); i++) {
+      TcpOp op = inflight.at(i);
+      if (op != null && now - op.deadline >= 0) {
+        if (outbound.writing(op)) {
+          closeNow("a frame could not be written within the i/o timeout", null, op);
+          return;
+        }
+        retire(op);
+        op.finish(null, op.timedOut(ioTimeoutNanos));
+      }
+    }
   }
 
   /**
@@ -647,7 +582,7 @@ final class TcpConnection implements Connection {
       TcpOp op = inflight.at(i);
       if (op != null) {
         retire(op);
-        op.finish(null, op == timedOut ? timeout(op) : closed(op, reason, cause));
+        op.finish(null, op == timedOut ? op.timedOut(ioTimeoutNanos) : op.closed(reason, cause));
       }
     }
     failOutbox(reason, cause);
@@ -671,15 +606,9 @@ final class TcpConnection implements Connection {
           op.retired = true;
           inflight.release();
         }
-        op.finish(null, closed(op, reason, cause));
+        op.finish(null, op.closed(reason, cause));
       }
     }
-  }
-
-  private ConnectionClosedException closed(TcpOp op, String reason, Throwable cause) {
-    String msg = op.describe() + ": connection closed (" + reason + ")";
-    return cause == null ? new ConnectionClosedException(msg)
-        : new ConnectionClosedException(msg, cause);
   }
 
   @Override

@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * their outbox (each connection at most once, so it cannot overflow with at most
  * {@link #MAX_CONNECTIONS} connections), {@link #tasks} carries rare control work (registering
  * a channel). Deadlines are swept each turn at least every {@link #sweepNanos}; a connection
- * starved of pool memory is retried every millisecond.
+ * starved of pool memory is retried every millisecond. Every call into a connection is made
+ * holding that connection's {@link TcpWriteLock} (a caller may be writing to it).
  */
 final class TcpEventLoop implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(TcpEventLoop.class);
@@ -191,7 +192,13 @@ final class TcpEventLoop implements Runnable {
     }
     Object a = k.attachment();
     if (a instanceof TcpConnection c) {
-      c.onReady(k.readyOps());
+      TcpWriteLock io = c.io();
+      io.lock();
+      try {
+        c.onReady(k.readyOps());
+      } finally {
+        io.unlock();
+      }
     } else if (a instanceof TcpListener l) {
       l.acceptReady();
     } else if (a instanceof TcpTransport.PendingConnect p) {
@@ -209,20 +216,38 @@ final class TcpEventLoop implements Runnable {
   private void processReady() {
     TcpConnection c;
     while ((c = ready.poll()) != null) {
-      c.onScheduled();
+      TcpWriteLock io = c.io();
+      io.lock();
+      try {
+        c.onScheduled();
+      } finally {
+        io.unlock();
+      }
     }
   }
 
   private void retryStarved() {
     for (int n = starved.size(); n > 0; n--) {
-      starved.poll().retryRead();
+      TcpConnection c = starved.poll();
+      c.io().lock();
+      try {
+        c.retryRead();
+      } finally {
+        c.io().unlock();
+      }
     }
   }
 
   private void sweep(long now) {
     for (int i = connections.size() - 1; i >= 0; i--) {
       if (i < connections.size()) {
-        connections.get(i).sweep(now);
+        TcpConnection c = connections.get(i);
+        c.io().lock();
+        try {
+          c.sweep(now);
+        } finally {
+          c.io().unlock();
+        }
       }
     }
     for (int i = connects.size() - 1; i >= 0; i--) {

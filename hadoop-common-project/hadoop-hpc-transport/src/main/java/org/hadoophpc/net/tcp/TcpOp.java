@@ -4,11 +4,14 @@
 package org.hadoophpc.net.tcp;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
 
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Completions;
+import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.InflightTable;
+import org.hadoophpc.net.TransportTimeoutException;
 
 /**
  * One operation this side started (request, one-sided read or write): the caller's
@@ -160,6 +163,19 @@ final class TcpOp extends InflightTable.Entry implements OutboundFrame {
   @Override
   public boolean obsolete() {
     return isDone();
+  }
+
+  /** This operation's failure when it outlived {@code ioTimeoutNanos}. */
+  TransportTimeoutException timedOut(long ioTimeoutNanos) {
+    return new TransportTimeoutException(describe() + " timed out after "
+        + TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos) + " ms (hadoop.hpc.transport.io.timeout)");
+  }
+
+  /** This operation's failure when its connection closed for {@code reason}. */
+  ConnectionClosedException closed(String reason, Throwable cause) {
+    String msg = describe() + ": connection closed (" + reason + ")";
+    return cause == null ? new ConnectionClosedException(msg)
+        : new ConnectionClosedException(msg, cause);
   }
 
   /** For messages: "request 7 to /10.0.0.2:4000", "read of 4096 bytes at 0 of region 3 ...". */

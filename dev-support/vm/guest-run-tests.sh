@@ -65,8 +65,10 @@ result sanity_seconds "$(elapsed "${t}")"
 # --- b. native tests --------------------------------------------------------------------------
 t=$(now)
 say "b. native tests: ctest in ${native}/build (HPCN_REQUIRE_VERBS=1)"
-(cd "${native}/build" && HPCN_REQUIRE_VERBS=1 ctest --output-on-failure --timeout 600) \
-  >"${out}/ctest.log" 2>&1
+# Under valgrind here only what touches the device: the other valgrind runs (version, format,
+# lustre, memory: ~30 s under TCG) see nothing the host's ctest in the Maven stage did not.
+(cd "${native}/build" && HPCN_REQUIRE_VERBS=1 ctest --output-on-failure --timeout 600 \
+  -E '^valgrind_test_(version|format|lustre|memory)$') >"${out}/ctest.log" 2>&1
 native_rc=$?
 cat "${out}/ctest.log"
 # "100% tests passed, 0 tests failed out of 12"

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 
 import org.junit.platform.launcher.LauncherSession;
@@ -39,8 +40,17 @@ public final class AuxServicesManifest implements LauncherSessionListener {
           Paths.get(System.getProperty("user.home"), ".cache")); d = d.getParent()) {
         Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwxr-xr-x"));
       }
-      Files.writeString(file, json, StandardCharsets.UTF_8);
-      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+      // Test classes run two at a time, each JVM writing this file as it starts while the
+      // other's NodeManagers may be reading it: written aside, then renamed over it.
+      Path tmp = Files.createTempFile(file.getParent(), "aux-services", ".json");
+      try {
+        Files.writeString(tmp, json, StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING,
+            StandardCopyOption.ATOMIC_MOVE);
+      } finally {
+        Files.deleteIfExists(tmp);
+      }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the aux-services manifest " + file, e);
     }

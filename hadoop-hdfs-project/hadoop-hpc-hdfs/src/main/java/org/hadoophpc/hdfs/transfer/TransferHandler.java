@@ -124,7 +124,8 @@ final class TransferHandler implements RequestHandler {
     }
     ByteBuffer a = ok.nio();
     TransferWire.answerHeader(a, TransferWire.OK, 0, 0);
-    a.putInt(conf.chunk).putInt(conf.window).putInt(conf.pulls).flip();
+    a.putInt(conf.chunk).putInt(conf.window).putInt(conf.pulls(connection.respondsFromFiles()))
+        .flip();
     metrics.opened(TransferMetrics.Role.SERVER);
     connection.respond(requestId, ok);
   }

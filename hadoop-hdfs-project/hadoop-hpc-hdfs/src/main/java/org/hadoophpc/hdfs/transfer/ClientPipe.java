@@ -101,7 +101,7 @@ final class ClientPipe extends Pipe {
             "no registered memory for a HELLO to " + endpoint);
       }
       ByteBuffer b = hello.nio();
-      TransferWire.requestHeader(b, TransferWire.HELLO, 0);
+      TransferWire.requestHeader(b, TransferWire.HELLO, TransferWire.TAKES_PACKETS, 0);
       b.putInt(TransferWire.MAGIC).putShort(TransferWire.VERSION).put((byte) role.ordinal())
           .putInt(xferPort).flip();
       CompletableFuture<Buffer> f = c.request(hello);
@@ -276,6 +276,19 @@ final class ClientPipe extends Pipe {
         a.position(a.position() + TransferWire.ANSWER_HEADER);
         inOrder(seq, answer); // its PULL goes back once the bytes are read: a slow reader
         break;                // holds the DataNode's writer (the stock write timeout)
+      case TransferWire.PACKETS:
+        a.position(a.position() + TransferWire.ANSWER_HEADER);
+        ByteBuffer[] views = packets(a);
+        if (views == null) {
+          answer.release();
+          lost(new IOException(remoteAddress() + " sent a malformed PACKETS answer"));
+          return;
+        }
+        for (int i = 1; i < views.length; i++) {
+          answer.retain();
+        }
+        inOrder(seq, new Views(answer, views));
+        break;
       case TransferWire.EMPTY:
         answer.release();
         if (!isClosed() && !isEnded()) {
@@ -292,12 +305,68 @@ final class ClientPipe extends Pipe {
     }
   }
 
+  /** A PACKETS answer as the views to read in order. */
+  private static final class Views {
+    final Buffer owner;
+    final ByteBuffer[] views;
+
+    Views(Buffer owner, ByteBuffer[] views) {
+      this.owner = owner;
+      this.views = views;
+    }
+  }
+
+  /**
+   * The views of a PACKETS answer's payload ({@code a}, positioned after the answer header) in
+   * stream order: head 1, data 1, head 2, data 2, ...; null when its lengths do not add up.
+   */
+  static ByteBuffer[] packets(ByteBuffer a) {
+    if (a.remaining() < 4) {
+      return null;
+    }
+    int at = a.position();
+    int k = a.getInt(at);
+    if (k < 1 || k > TransferWire.MAX_PACKETS || a.remaining() < 4 + 8L * k) {
+      return null;
+    }
+    long heads = 0;
+    long data = 0;
+    for (int i = 0; i < k; i++) {
+      int h = a.getInt(at + 4 + 8 * i);
+      int d = a.getInt(at + 8 + 8 * i);
+      if (h < 0 || d < 0) {
+        return null;
+      }
+      heads += h;
+      data += d;
+    }
+    int headAt = at + 4 + 8 * k;
+    if (headAt + heads + data != a.limit() || data == 0) {
+      return null;
+    }
+    int dataAt = headAt + (int) heads;
+    ByteBuffer[] views = new ByteBuffer[2 * k];
+    for (int i = 0; i < k; i++) {
+      int h = a.getInt(at + 4 + 8 * i);
+      int d = a.getInt(at + 8 + 8 * i);
+      views[2 * i] = a.duplicate().limit(headAt + h).position(headAt);
+      views[2 * i + 1] = a.duplicate().limit(dataAt + d).position(dataAt);
+      headAt += h;
+      dataAt += d;
+    }
+    return views;
+  }
+
   /** Delivers downstream messages in the DataNode's order; event thread. */
   private void inOrder(int seq, Object message) {
     synchronized (this) {
       if (seq - nextDown < 0 || seq - nextDown >= MAX_EARLY || early.containsKey(seq)) {
         if (message instanceof Buffer) {
           ((Buffer) message).release();
+        } else if (message instanceof Views) {
+          for (int i = 0; i < ((Views) message).views.length; i++) {
+            ((Views) message).owner.release();
+          }
         }
         lost(new IOException(remoteAddress() + " sent message " + seq + " while " + nextDown
             + " was next"));
@@ -320,6 +389,8 @@ final class ClientPipe extends Pipe {
         }
         ended();
         connection.close();
+      } else if (next instanceof Views) {
+        arrived(((Views) next).owner, ((Views) next).views);
       } else {
         arrived((Buffer) next);
       }

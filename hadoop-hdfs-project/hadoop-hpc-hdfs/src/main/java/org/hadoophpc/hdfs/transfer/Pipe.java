@@ -19,7 +19,8 @@ import org.hadoophpc.net.Connection;
  */
 abstract class Pipe {
   protected final Connection connection;
-  private final ArrayDeque<Buffer> inbound = new ArrayDeque<>();
+  /** Arrived bytes: each a view of a message, which is released with its last view. */
+  private final ArrayDeque<Segment> inbound = new ArrayDeque<>();
   private boolean eof;
   private IOException failure;
   protected boolean closed;
@@ -56,8 +57,8 @@ abstract class Pipe {
         throw new IOException("read from a closed transfer stream to " + remoteAddress());
       }
       while (dst.hasRemaining() && !inbound.isEmpty()) {
-        Buffer head = inbound.peek();
-        ByteBuffer src = head.nio();
+        Segment head = inbound.peek();
+        ByteBuffer src = head.view;
         int k = Math.min(src.remaining(), dst.remaining());
         int limit = src.limit();
         src.limit(src.position() + k);
@@ -65,8 +66,10 @@ abstract class Pipe {
         src.limit(limit);
         n += k;
         if (!src.hasRemaining()) {
-          inbound.poll().release();
-          consumed++;
+          inbound.poll().owner.release();
+          if (head.endsMessage) {
+            consumed++;
+          }
         }
       }
       if (n == 0) {
@@ -106,13 +109,56 @@ abstract class Pipe {
         return false;
       }
       if (b.nio().hasRemaining()) {
-        inbound.add(b);
+        inbound.add(new Segment(b, b.nio(), true));
       } else {
         b.release();
       }
     }
     signal();
     return true;
+  }
+
+  /**
+   * Queues one arrived message as several views of it, read in their order (each view holds
+   * one reference of {@code owner}, which this call takes over); false when this end is closed.
+   * Empty views are dropped; the message counts as read once its last view is. At least one
+   * view must have bytes.
+   */
+  protected boolean arrived(Buffer owner, ByteBuffer[] views) {
+    int last = views.length - 1;
+    while (last > 0 && !views[last].hasRemaining()) {
+      last--;
+    }
+    synchronized (this) {
+      if (closed || eof) {
+        for (int i = 0; i < views.length; i++) {
+          owner.release();
+        }
+        return false;
+      }
+      for (int i = 0; i < views.length; i++) {
+        if (i == last || (i < last && views[i].hasRemaining())) {
+          inbound.add(new Segment(owner, views[i], i == last));
+        } else {
+          owner.release();
+        }
+      }
+    }
+    signal();
+    return true;
+  }
+
+  /** Part of an arrived message. */
+  private static final class Segment {
+    final Buffer owner;
+    final ByteBuffer view;
+    final boolean endsMessage;
+
+    Segment(Buffer owner, ByteBuffer view, boolean endsMessage) {
+      this.owner = owner;
+      this.view = view;
+      this.endsMessage = endsMessage;
+    }
   }
 
   protected synchronized int queued() {
@@ -153,7 +199,7 @@ abstract class Pipe {
       }
       closed = true;
       while (!inbound.isEmpty()) {
-        inbound.poll().release();
+        inbound.poll().owner.release();
       }
     }
     closeConnection();

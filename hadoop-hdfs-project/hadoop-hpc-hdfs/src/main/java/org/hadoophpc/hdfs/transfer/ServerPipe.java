@@ -46,6 +46,8 @@ final class ServerPipe extends Pipe {
   static final int SENDFILE_MIN = 32 * 1024;
   /** The transport sends block files itself (tcp); then file answers not yet sent. */
   private final boolean sendsFiles;
+  /** Block files go by sendfile and the client takes several packets in one answer. */
+  private final boolean sendsPackets;
   private int filesInFlight;
   private final Completion<Void> fileSent = new Completion<>() {
     @Override
@@ -60,13 +62,83 @@ final class ServerPipe extends Pipe {
   };
 
   ServerPipe(Connection connection, BufferPool pool, TransferMetrics metrics, int chunk,
-      int window, long parkMaxMs) {
+      int window, long parkMaxMs, boolean clientTakesPackets) {
     super(connection, metrics);
     this.pool = pool;
     this.chunk = chunk;
     this.window = window;
     this.parkMaxNanos = parkMaxMs * 1_000_000L;
     this.sendsFiles = connection.respondsFromFiles();
+    this.sendsPackets = sendsFiles && clientTakesPackets;
+  }
+
+  /** The most stream bytes in one message. */
+  int chunk() {
+    return chunk;
+  }
+
+  /** True when {@link #transferPackets} may be used on this stream. */
+  boolean sendsPackets() {
+    return sendsPackets;
+  }
+
+  /**
+   * Sends {@code k} packets of one block file in one {@link TransferWire#PACKETS} answer: their
+   * heads ({@code heads}, position to limit, {@code headLengths} each) and then their data,
+   * {@code dataLengths} each, contiguous in {@code file} from {@code position}, by the
+   * transport's sendfile ({@link #awaitFilesSent} says when the file is free again). Waits for a
+   * parked PULL with {@code waitForRoom}.
+   */
+  void transferPackets(FileChannel file, long position, ByteBuffer heads, int[] headLengths,
+      int[] dataLengths, int k, Waiter waitForRoom) throws IOException {
+    long data = 0;
+    for (int i = 0; i < k; i++) {
+      data += dataLengths[i];
+    }
+    int size = TransferWire.ANSWER_HEADER + 4 + 8 * k + heads.remaining();
+    while (true) {
+      Buffer b = null;
+      long id = -1;
+      long ack = 0;
+      int seq = -1;
+      synchronized (this) {
+        checkOpen();
+        if (!parked.isEmpty()) {
+          b = pool.allocate(size);
+          if (b != null) {
+            id = parked.poll();
+            parkedSince.poll();
+            ack = consumed;
+            reported = ack;
+            seq = downSeq++;
+            filesInFlight++;
+          }
+        }
+      }
+      if (b == null) {
+        waitForRoom.await();
+        continue;
+      }
+      ByteBuffer nio = b.nio();
+      TransferWire.answerHeader(nio, TransferWire.PACKETS, seq, ack);
+      nio.putInt(k);
+      for (int i = 0; i < k; i++) {
+        nio.putInt(headLengths[i]).putInt(dataLengths[i]);
+      }
+      int headBytes = heads.remaining();
+      nio.put(heads);
+      nio.flip();
+      try {
+        connection.respondFile(id, b, file, position, (int) data, fileSent);
+      } catch (RuntimeException e) {
+        fileSent.failed(e); // the connection closed meanwhile
+        b.release();
+        checkOpen();
+        throw new IOException("transfer stream to " + remoteAddress() + " closed", e);
+      }
+      metrics.bytesOut(headBytes + data);
+      return;
+    }
   }
 
   private synchronized void fileDone() {

@@ -60,9 +60,11 @@ final class TransferHandler implements RequestHandler {
       return;
     }
     int seq = TransferWire.seq(b);
+    byte flags = TransferWire.flags(b);
     byte type = TransferWire.readRequestHeader(b);
     if (pipe == null) {
-      hello(connection, request, requestId, type);
+      hello(connection, request, requestId, type,
+          (flags & TransferWire.TAKES_PACKETS) != 0);
       return;
     }
     switch (type) {
@@ -80,7 +82,8 @@ final class TransferHandler implements RequestHandler {
     }
   }
 
-  private void hello(Connection connection, Buffer request, long requestId, byte type) {
+  private void hello(Connection connection, Buffer request, long requestId, byte type,
+      boolean takesPackets) {
     ByteBuffer b = request.nio();
     boolean hello = type == TransferWire.HELLO
         && b.remaining() >= TransferWire.HELLO_BYTES - TransferWire.REQUEST_HEADER
@@ -101,7 +104,7 @@ final class TransferHandler implements RequestHandler {
       return;
     }
     ServerPipe pipe = new ServerPipe(connection, pool, metrics, conf.chunk, conf.window,
-        conf.parkMaxMs);
+        conf.parkMaxMs, takesPackets);
     TransferPeer peer;
     try {
       peer = new TransferPeer(pipe, local);

@@ -40,6 +40,18 @@ final class TransferWire {
   static final byte ACK = 2;
   static final byte EMPTY = 3;
   static final byte FIN = 4;
+  /**
+   * Several packets of one block in one answer (tcp, to a client whose HELLO set
+   * {@link #TAKES_PACKETS}): {@code int k}, then {@code k} pairs {@code (int headLength, int
+   * dataLength)}, the {@code k} heads (a packet's header and checksums), then the {@code k}
+   * packets' data, contiguous in the block file and so sent by one {@code sendfile}. The
+   * client hands the bytes on in packet order: head 1, data 1, head 2, data 2, ...
+   */
+  static final byte PACKETS = 5;
+  /** Most packets in a {@link #PACKETS} answer. */
+  static final int MAX_PACKETS = 1024;
+  /** The flags byte of a HELLO: the client takes {@link #PACKETS} answers. */
+  static final byte TAKES_PACKETS = 1;
 
   static final int REQUEST_HEADER = 8;
   static final int ANSWER_HEADER = 16;
@@ -47,7 +59,16 @@ final class TransferWire {
   static final int OK_BYTES = ANSWER_HEADER + 4 + 4 + 4;
 
   static void requestHeader(ByteBuffer b, byte type, int seq) {
-    b.put(type).put((byte) 0).putShort((short) 0).putInt(seq);
+    requestHeader(b, type, (byte) 0, seq);
+  }
+
+  static void requestHeader(ByteBuffer b, byte type, byte flags, int seq) {
+    b.put(type).put(flags).putShort((short) 0).putInt(seq);
+  }
+
+  /** The flags byte of the request header at {@code b}'s position. */
+  static byte flags(ByteBuffer b) {
+    return b.get(b.position() + 1);
   }
 
   static void answerHeader(ByteBuffer b, byte type, int seq, long consumed) {

@@ -16,7 +16,7 @@ class TransferConfTest {
   void pullsFollowTheTransportUnlessSet() {
     Configuration c = new Configuration(false);
     TransferConf byTransport = TransferConf.from(c);
-    assertEquals(32, byTransport.pulls(true), "tcp (answers from files itself)");
+    assertEquals(16, byTransport.pulls(true), "tcp (answers from files itself)");
     assertEquals(8, byTransport.pulls(false), "verbs");
     c.setInt(TransferConf.PULLS_KEY, 5);
     TransferConf set = TransferConf.from(c);

@@ -145,7 +145,9 @@ class TransferStreamTest {
       FileChannel ch = raf.getChannel();
       CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
         try {
-          ((TransferOutputStream) p.getOutputStream()).transferToFully(ch, 100, data.length - 100);
+          TransferOutputStream out = (TransferOutputStream) p.getOutputStream();
+          out.transferToFully(ch, 100, data.length - 100);
+          out.flush(); // as BlockSender does after a block's packets
         } catch (IOException e) {
           throw new RuntimeException(e);
         }

@@ -97,30 +97,12 @@ final class ServerPipe extends Pipe {
     }
     int size = TransferWire.ANSWER_HEADER + 4 + 8 * k + heads.remaining();
     while (true) {
-      Buffer b = null;
-      long id = -1;
-      long ack = 0;
-      int seq = -1;
-      synchronized (this) {
-        checkOpen();
-        if (!parked.isEmpty()) {
-          b = pool.allocate(size);
-          if (b != null) {
-            id = parked.poll();
-            parkedSince.poll();
-            ack = consumed;
-            reported = ack;
-            seq = downSeq++;
-            filesInFlight++;
-          }
-        }
-      }
-      if (b == null) {
+      Answer a = takeParked(size, TransferWire.PACKETS, true);
+      if (a == null) {
         waitForRoom.await();
         continue;
       }
-      ByteBuffer nio = b.nio();
-      TransferWire.answerHeader(nio, TransferWire.PACKETS, seq, ack);
+      ByteBuffer nio = a.buffer.nio();
       nio.putInt(k);
       for (int i = 0; i < k; i++) {
         nio.putInt(headLengths[i]).putInt(dataLengths[i]);
@@ -128,14 +110,7 @@ final class ServerPipe extends Pipe {
       int headBytes = heads.remaining();
       nio.put(heads);
       nio.flip();
-      try {
-        connection.respondFile(id, b, file, position, (int) data, fileSent);
-      } catch (RuntimeException e) {
-        fileSent.failed(e); // the connection closed meanwhile
-        b.release();
-        checkOpen();
-        throw new IOException("transfer stream to " + remoteAddress() + " closed", e);
-      }
+      sendFromFile(a, file, position, (int) data);
       metrics.bytesOut(headBytes + data);
       return;
     }
@@ -234,29 +209,16 @@ final class ServerPipe extends Pipe {
     if (!src.hasRemaining()) {
       return 0;
     }
-    Buffer b = pool.allocate(Math.min(src.remaining(), chunk) + TransferWire.ANSWER_HEADER);
-    if (b == null) {
-      return 0;
+    Answer a = takeParked(Math.min(src.remaining(), chunk) + TransferWire.ANSWER_HEADER,
+        TransferWire.DATA, false);
+    if (a == null) {
+      return 0; // no PULL parked (not writable) or the pool is full (the selector polls again)
     }
+    Buffer b = a.buffer;
+    long id = a.id;
     int n = b.nio().capacity() - TransferWire.ANSWER_HEADER;
     n = Math.min(n, Math.min(src.remaining(), chunk));
-    long id;
-    long ack;
-    int seq;
-    synchronized (this) {
-      checkOpen();
-      if (parked.isEmpty()) {
-        b.release();
-        return 0;
-      }
-      id = parked.poll();
-      parkedSince.poll();
-      ack = consumed;
-      reported = ack;
-      seq = downSeq++;
-    }
     ByteBuffer nio = b.nio();
-    TransferWire.answerHeader(nio, TransferWire.DATA, seq, ack);
     int limit = src.limit();
     src.limit(src.position() + n);
     nio.put(src);
@@ -283,32 +245,14 @@ final class ServerPipe extends Pipe {
       int n = Math.min(left, chunk - pre);
       // small ranges (preads) are copied: no wait for the transport's thread at flush
       boolean fromFile = sendsFiles && n >= SENDFILE_MIN;
-      Buffer b = null;
-      long id = -1;
-      long ack = 0;
-      int seq = -1;
-      synchronized (this) {
-        checkOpen();
-        if (!parked.isEmpty()) {
-          b = pool.allocate(TransferWire.ANSWER_HEADER + pre + (fromFile ? 0 : n));
-          if (b != null) {
-            id = parked.poll();
-            parkedSince.poll();
-            ack = consumed;
-            reported = ack;
-            seq = downSeq++;
-            if (fromFile) {
-              filesInFlight++;
-            }
-          }
-        }
-      }
-      if (b == null) {
+      Answer a = takeParked(TransferWire.ANSWER_HEADER + pre + (fromFile ? 0 : n),
+          TransferWire.DATA, fromFile);
+      if (a == null) {
         waitForRoom.await();
         continue;
       }
+      Buffer b = a.buffer;
       ByteBuffer nio = b.nio();
-      TransferWire.answerHeader(nio, TransferWire.DATA, seq, ack);
       if (pre > 0) {
         int limit = prefix.limit();
         prefix.limit(prefix.position() + pre);
@@ -318,14 +262,7 @@ final class ServerPipe extends Pipe {
       long at = position + (count - left);
       if (fromFile) {
         nio.flip();
-        try {
-          connection.respondFile(id, b, file, at, n, fileSent);
-        } catch (RuntimeException e) {
-          fileSent.failed(e); // the connection closed meanwhile
-          b.release();
-          checkOpen();
-          throw new IOException("transfer stream to " + remoteAddress() + " closed", e);
-        }
+        sendFromFile(a, file, at, n);
       } else {
         nio.limit(TransferWire.ANSWER_HEADER + pre + n);
         try {
@@ -337,13 +274,13 @@ final class ServerPipe extends Pipe {
         } catch (IOException | RuntimeException e) {
           // answered as an empty DATA (keeps the numbering); the stream fails anyway
           nio.clear();
-          TransferWire.answerHeader(nio, TransferWire.DATA, seq, ack);
+          TransferWire.answerHeader(nio, TransferWire.DATA, a.seq, a.ack);
           nio.flip();
-          send(id, b);
+          send(a.id, b);
           throw e;
         }
         nio.flip();
-        send(id, b);
+        send(a.id, b);
       }
       metrics.bytesOut(pre + n);
       left -= n;
@@ -382,6 +319,66 @@ final class ServerPipe extends Pipe {
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
+    }
+  }
+
+  /** An answer being made to the oldest parked PULL: its buffer, past the answer header. */
+  private static final class Answer {
+    final Buffer buffer;
+    final long id;
+    final int seq;
+    final long ack;
+
+    Answer(Buffer buffer, long id, int seq, long ack) {
+      this.buffer = buffer;
+      this.id = id;
+      this.seq = seq;
+      this.ack = ack;
+    }
+  }
+
+  /**
+   * Takes the oldest parked PULL with a pooled buffer of {@code size} bytes, its answer header
+   * written ({@code type}, numbered, with the consumed count); null when no PULL is parked or
+   * the pool is full. {@code fromFile}: the answer will name a file, counted until it was sent.
+   */
+  private Answer takeParked(int size, byte type, boolean fromFile) throws IOException {
+    Buffer b;
+    long id;
+    long ack;
+    int seq;
+    synchronized (this) {
+      checkOpen();
+      if (parked.isEmpty()) {
+        return null;
+      }
+      b = pool.allocate(size);
+      if (b == null) {
+        return null;
+      }
+      id = parked.poll();
+      parkedSince.poll();
+      ack = consumed;
+      reported = ack;
+      seq = downSeq++;
+      if (fromFile) {
+        filesInFlight++;
+      }
+    }
+    TransferWire.answerHeader(b.nio(), type, seq, ack);
+    return new Answer(b, id, seq, ack);
+  }
+
+  /** Answers with {@code a}'s buffer and then {@code length} bytes of {@code file}. */
+  private void sendFromFile(Answer a, FileChannel file, long position, int length)
+      throws IOException {
+    try {
+      connection.respondFile(a.id, a.buffer, file, position, length, fileSent);
+    } catch (RuntimeException e) {
+      fileSent.failed(e); // the connection closed meanwhile
+      a.buffer.release();
+      checkOpen();
+      throw new IOException("transfer stream to " + remoteAddress() + " closed", e);
     }
   }
 

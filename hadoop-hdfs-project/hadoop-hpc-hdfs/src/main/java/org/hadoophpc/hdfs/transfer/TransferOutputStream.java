@@ -46,8 +46,14 @@ final class TransferOutputStream extends SocketOutputStream {
   private FileChannel pendingFile;
   private long pendingPosition;
   private long pendingEnd;
-  private ServerPipe.Waiter waiter;
+  /** Time this stream waited for room since the current transferToFully began. */
   private long waitedNanos;
+  /** Waits for room with the stock write timeout, adding the time to {@link #waitedNanos}. */
+  private final ServerPipe.Waiter waiter = () -> {
+    long t = System.nanoTime();
+    waitForWritable();
+    waitedNanos += System.nanoTime() - t;
+  };
   /** Between a transferToFully and the next flush: small writes are held. */
   private boolean holding;
   private long timeoutMs;
@@ -84,15 +90,14 @@ final class TransferOutputStream extends SocketOutputStream {
   @Override
   public void transferToFully(FileChannel file, long position, int count,
       LongWritable waitForWritableTime, LongWritable transferToTime) throws IOException {
-    long[] waited = new long[1];
     long start = System.nanoTime();
+    waitedNanos = 0;
     if (pipe.sendsPackets() && count >= ServerPipe.SENDFILE_MIN && count <= pipe.chunk()) {
       // held until PACKETS_PER_ANSWER packets of contiguous file bytes are, or anything else
       // is written, or flush()
       if (pending > 0 && (file != pendingFile || position != pendingEnd)) {
         sendPending();
       }
-      waitedNanos = 0;
       if (pending == 0) {
         pendingFile = file;
         pendingPosition = position;
@@ -108,26 +113,22 @@ final class TransferOutputStream extends SocketOutputStream {
       if (pending == PACKETS_PER_ANSWER) {
         sendPending();
       }
-      waited[0] = waitedNanos;
     } else {
       sendPending();
       held.flip();
       try {
-        pipe.transferFrom(file, position, count, held, () -> {
-          long t = System.nanoTime();
-          waitForWritable();
-          waited[0] += System.nanoTime() - t;
-        });
+        pipe.transferFrom(file, position, count, held, waiter);
       } finally {
         held.clear();
       }
     }
+    long waited = waitedNanos;
     holding = true;
     if (waitForWritableTime != null) {
-      waitForWritableTime.set(waited[0]);
+      waitForWritableTime.set(waited);
     }
     if (transferToTime != null) {
-      transferToTime.set(System.nanoTime() - start - waited[0]);
+      transferToTime.set(System.nanoTime() - start - waited);
     }
   }
 
@@ -145,13 +146,6 @@ final class TransferOutputStream extends SocketOutputStream {
   private void sendPending() throws IOException {
     if (pending == 0) {
       return;
-    }
-    if (waiter == null) {
-      waiter = () -> {
-        long t = System.nanoTime();
-        waitForWritable();
-        waitedNanos += System.nanoTime() - t;
-      };
     }
     heads.flip();
     try {

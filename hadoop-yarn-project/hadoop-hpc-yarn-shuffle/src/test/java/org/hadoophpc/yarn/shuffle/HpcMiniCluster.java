@@ -119,6 +119,11 @@ final class HpcMiniCluster implements AutoCloseable {
     conf.set(MRJobConfig.REDUCE_JAVA_OPTS, "-Xmx300m " + LEAN_JVM);
     conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 0.8f);
     quickHeartbeats(conf);
+    // A finished job's container logs are deleted when it ends, not 3 hours later: a pending
+    // deletion keeps the application in its NodeManager, whose stop then waits for it (stock's
+    // cleanUpApplicationsOnNMShutDown, then NonAggregatingLogHandler: 17 s per NodeManager).
+    // No test here reads container logs (task diagnostics come from the ApplicationMaster).
+    conf.setLong(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
     // the shipped port settings: each NodeManager's service follows its own stock port
     for (java.util.Map.Entry<String, String> e : extra) {
       conf.set(e.getKey(), e.getValue());

@@ -19,6 +19,7 @@ import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.Transport;
+import org.hadoophpc.net.TransportConfigKeys;
 
 /**
  * The client's end of a transfer stream (a DFSClient, or a DataNode writing to its pipeline
@@ -90,7 +91,8 @@ final class ClientPipe extends Pipe {
    * @throws IOException when it could not be reached in time
    */
   static ClientPipe open(Transport transport, InetSocketAddress endpoint, int xferPort,
-      TransferMetrics.Role role, int timeoutMs, TransferMetrics metrics) throws IOException {
+      TransferMetrics.Role role, int timeoutMs, TransferMetrics metrics, TransferConf conf)
+      throws IOException {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     Connection c = await(transport.connect(endpoint), deadline, "connect to " + endpoint);
     boolean ok = false;
@@ -140,8 +142,16 @@ final class ClientPipe extends Pipe {
               + " offered unusable windows: chunk " + chunk + ", window " + window + ", pulls "
               + pulls);
         }
-        p = new ClientPipe(c, transport.bufferPool(), metrics, chunk, window, pulls);
-        for (int i = 0; i < pulls; i++) {
+        int park = conf.pullsToPark(pulls, window);
+        if (park < 1) {
+          throw new TransferRefusedException(TransferError.PROTOCOL, endpoint + " grants a window"
+              + " of " + window + " DATA messages: with a PULL that is more than this client's "
+              + TransportConfigKeys.MAX_INFLIGHT_KEY + "=" + conf.maxInflight
+              + " requests in flight; raise it (or lower the DataNode's " + TransferConf.WINDOW_KEY
+              + ")");
+        }
+        p = new ClientPipe(c, transport.bufferPool(), metrics, chunk, window, park);
+        for (int i = 0; i < park; i++) {
           p.pull();
         }
       } finally {
@@ -360,14 +370,12 @@ final class ClientPipe extends Pipe {
   /** Delivers downstream messages in the DataNode's order; event thread. */
   private void inOrder(int seq, Object message) {
     synchronized (this) {
+      if (isClosed()) {
+        release(message); // the reader is gone: nothing delivers it
+        return;
+      }
       if (seq - nextDown < 0 || seq - nextDown >= MAX_EARLY || early.containsKey(seq)) {
-        if (message instanceof Buffer) {
-          ((Buffer) message).release();
-        } else if (message instanceof Views) {
-          for (int i = 0; i < ((Views) message).views.length; i++) {
-            ((Views) message).owner.release();
-          }
-        }
+        release(message);
         lost(new IOException(remoteAddress() + " sent message " + seq + " while " + nextDown
             + " was next"));
         return;
@@ -394,6 +402,29 @@ final class ClientPipe extends Pipe {
       } else {
         arrived((Buffer) next);
       }
+    }
+  }
+
+  /** Gives back the memory of a message that will not be delivered. */
+  private static void release(Object message) {
+    if (message instanceof Buffer) {
+      ((Buffer) message).release();
+    } else if (message instanceof Views) {
+      for (int i = 0; i < ((Views) message).views.length; i++) {
+        ((Views) message).owner.release();
+      }
+    }
+  }
+
+  /** Releases the messages that arrived ahead of one still missing (at close). */
+  private void dropEarly() {
+    Object[] dropped;
+    synchronized (this) {
+      dropped = early.values().toArray();
+      early.clear();
+    }
+    for (Object m : dropped) {
+      release(m);
     }
   }
 
@@ -463,6 +494,7 @@ final class ClientPipe extends Pipe {
       }
     }
     connection.close();
+    dropEarly();
     if (interrupted) {
       Thread.currentThread().interrupt();
     }

@@ -135,7 +135,7 @@ final class TransferClient {
     int wait = Math.min(timeoutMs <= 0 ? Integer.MAX_VALUE : timeoutMs, conf.connectTimeoutMs);
     try {
       return ClientPipe.open(transport, endpoint(tcpAddress), tcpAddress.getPort(), role, wait,
-          metrics);
+          metrics, conf);
     } catch (ClientPipe.HelloUnanswered e) {
       // Seen over rxe0 in the VM lane (a set-up right after the same client's previous stream
       // to that DataNode closed): the DataNode never saw the HELLO. One new connection, then
@@ -144,7 +144,7 @@ final class TransferClient {
           endpoint(tcpAddress), e.getMessage());
       metrics.helloRetried();
       return ClientPipe.open(transport, endpoint(tcpAddress), tcpAddress.getPort(), role, wait,
-          metrics);
+          metrics, conf);
     }
   }
 

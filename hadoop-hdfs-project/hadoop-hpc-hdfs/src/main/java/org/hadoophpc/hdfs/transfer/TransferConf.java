@@ -56,6 +56,8 @@ public final class TransferConf {
   final int pulls;
   final int acceptQueue;
   final long parkMaxMs;
+  /** This process's {@code hadoop.hpc.transport.max.inflight}: requests a stream may have out. */
+  final int maxInflight;
 
   private TransferConf(Configuration conf) {
     enabledValue = enabled(conf);
@@ -72,11 +74,20 @@ public final class TransferConf {
     long io = conf.getTimeDuration(TransportConfigKeys.IO_TIMEOUT_KEY,
         TransportConfigKeys.IO_TIMEOUT_DEFAULT, TimeUnit.MILLISECONDS);
     parkMaxMs = Math.max(100, io / 3);
+    maxInflight = conf.getInt(TransportConfigKeys.MAX_INFLIGHT_KEY,
+        TransportConfigKeys.MAX_INFLIGHT_DEFAULT);
     check(portOffset >= -65535 && portOffset <= 65535, PORT_OFFSET_KEY, portOffset);
     check(connectTimeoutMs > 0, CONNECT_TIMEOUT_KEY, connectTimeoutMs);
     check(chunk >= 4096, CHUNK_SIZE_KEY, chunk);
     check(window >= 1, WINDOW_KEY, window);
     check(pulls >= 0, PULLS_KEY, pulls);
+    if (pulls > 0 && pulls + window >= maxInflight) {
+      // each parked PULL and each DATA message of the window is a request in flight
+      throw new IllegalArgumentException(PULLS_KEY + "=" + pulls + " with " + WINDOW_KEY + "="
+          + window + " leaves no room within " + TransportConfigKeys.MAX_INFLIGHT_KEY + "="
+          + maxInflight + " (parked PULLs + window must stay below it): lower " + PULLS_KEY
+          + " or raise " + TransportConfigKeys.MAX_INFLIGHT_KEY);
+    }
     check(acceptQueue >= 1, ACCEPT_QUEUE_KEY, acceptQueue);
   }
 
@@ -90,6 +101,16 @@ public final class TransferConf {
    */
   int pulls(boolean respondsFromFiles) {
     return pulls > 0 ? pulls : respondsFromFiles ? 16 : 8;
+  }
+
+  /**
+   * PULLs a client parks of the {@code offered} ones on a stream whose DataNode grants
+   * {@code window} DATA messages: as many as leave the window room within this client's
+   * {@code max.inflight} (a DataNode configured otherwise does not stall the client's writes),
+   * 0 when even one does not fit.
+   */
+  int pullsToPark(int offered, int window) {
+    return Math.max(0, Math.min(offered, maxInflight - window - 1));
   }
 
   public static TransferConf from(Configuration conf) {

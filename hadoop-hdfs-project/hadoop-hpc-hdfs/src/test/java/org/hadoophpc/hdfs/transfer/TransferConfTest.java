@@ -8,9 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.apache.hadoop.conf.Configuration;
+import org.hadoophpc.net.TransportConfigKeys;
 import org.junit.jupiter.api.Test;
 
-/** The PULLs a DataNode offers per stream: by transport unless set. */
+/** The PULLs a DataNode offers per stream (by transport unless set) and a client parks. */
 class TransferConfTest {
   @Test
   void pullsFollowTheTransportUnlessSet() {
@@ -31,5 +32,28 @@ class TransferConfTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> TransferConf.from(c));
     assertTrue(e.getMessage().contains(TransferConf.PULLS_KEY), e.getMessage());
+  }
+
+  @Test
+  void pullsThatLeaveNoRoomForTheWindowAreRefusedAtStartNamingBothKeys() {
+    Configuration c = new Configuration(false);
+    c.setInt(TransferConf.PULLS_KEY, 64); // with the default window 4 and max.inflight 64
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TransferConf.from(c));
+    assertTrue(e.getMessage().contains(TransferConf.PULLS_KEY + "=64"), e.getMessage());
+    assertTrue(e.getMessage().contains(TransportConfigKeys.MAX_INFLIGHT_KEY + "=64"),
+        e.getMessage());
+    c.setInt(TransportConfigKeys.MAX_INFLIGHT_KEY, 128);
+    assertEquals(64, TransferConf.from(c).pulls(true), "room made by raising max.inflight");
+  }
+
+  @Test
+  void aClientParksWhatLeavesItsWindowRoomWithinMaxInflight() {
+    Configuration c = new Configuration(false);
+    c.setInt(TransportConfigKeys.MAX_INFLIGHT_KEY, 16);
+    TransferConf client = TransferConf.from(c);
+    assertEquals(8, client.pullsToPark(8, 4), "all offered fit");
+    assertEquals(11, client.pullsToPark(64, 4), "a DataNode configured otherwise: 16 - 4 - 1");
+    assertEquals(0, client.pullsToPark(8, 15), "a window that leaves no room");
   }
 }

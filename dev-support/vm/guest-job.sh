@@ -169,7 +169,9 @@ conf="${H}/etc/hadoop"
 sed -i "s/127\\.0\\.0\\.1/${ip}/g" "${conf}"/*.xml
 echo "${ip}" >"${conf}/workers"
 mkdir -p "${conf}/modes/vm-lane"
-# Small JVMs for 4 GB and 2 vCPUs under TCG: C1 only, serial GC, small heaps and pools.
+# Small JVMs for 4 GB and 2 vCPUs under TCG: C1 only, serial GC, small heaps and pools. A
+# transfer stream's connect + HELLO may take 15 s (3 s by default, sized for real CPUs: TCG
+# emulates these many times slower, and strict, one late HELLO fails a write).
 jvm="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData"
 lane_conf "${conf}/modes/vm-lane/core-site.xml" \
   hadoop.hpc.transport verbs \
@@ -181,6 +183,7 @@ lane_conf "${conf}/modes/vm-lane/hdfs-site.xml" \
   dfs.datanode.plugins org.hadoophpc.hdfs.transfer.RdmaDataTransferPlugin \
   dfs.hpc.datatransfer.strict true \
   dfs.hpc.datatransfer.port.offset 0 \
+  dfs.hpc.datatransfer.connect.timeout 15s \
   dfs.heartbeat.interval 1
 lane_conf "${conf}/modes/vm-lane/yarn-site.xml" \
   yarn.nodemanager.resource.memory-mb 2048 \

@@ -93,6 +93,9 @@ class TransferVerbsTest {
     conf.set("hadoop.rpc.socket.factory.class.ClientProtocol", RdmaSocketFactory.class.getName());
     conf.setBoolean(TransferConf.STRICT_KEY, true);
     conf.setInt(TransferConf.PORT_OFFSET_KEY, 0);
+    // connect + HELLO within 15 s, not 3: the default is sized for real CPUs, and the VM lane
+    // emulates its CPUs (TCG) many times slower; strict, one late HELLO would fail the write
+    conf.set(TransferConf.CONNECT_TIMEOUT_KEY, "15s");
     // clients and mirrors reach DataNodes by the device's address, not the NameNode's view
     conf.setBoolean("dfs.client.use.datanode.hostname", true);
     conf.setBoolean("dfs.datanode.use.datanode.hostname", true);

@@ -208,6 +208,9 @@ cat >>"${conf}/hadoop-env.sh" <<EOF
 export HADOOP_HEAPSIZE_MAX=256m
 export HADOOP_OPTS="${jvm}"
 export HADOOP_HPC_START_SECONDARY=false
+# start-dfs.sh and start-yarn.sh wait for HDFS and YARN to be ready: 180 s by default, and
+# YARN's three daemons took 110-129 s here under TCG (their web apps): room for a slower host.
+export HADOOP_HPC_START_TIMEOUT=600
 # A fresh VM has nothing on the daemons' ports; each check is a JVM (seconds under TCG).
 export HADOOP_HPC_PORT_CHECK=false
 EOF

@@ -62,8 +62,8 @@ public final class FetchSession implements Closeable {
       throw new IllegalStateException("map #" + i + " is " + p.status() + ": " + p.message());
     }
     return new PartitionStream(connection, pool, response.session(), i,
-        p.partLength(), client.chunkSize(), client.conf().fetchInflight(), client.waitMs(),
-        received);
+        p.partLength(), client.chunkSize(transport), client.conf().fetchInflight(transport),
+        client.waitMs(), received);
   }
 
   /** Map-output bytes that arrived from the service in this session's answers so far. */

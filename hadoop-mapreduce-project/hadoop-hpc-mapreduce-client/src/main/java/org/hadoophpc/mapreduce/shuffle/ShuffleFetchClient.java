@@ -46,6 +46,7 @@ public final class ShuffleFetchClient implements Closeable {
   private final TransportConf transportConf;
   private final ShuffleConf conf;
   private final SecretKey key;
+  /** Bytes per read request over {@link #transport}, named in its opens. */
   private final int chunkSize;
   private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
   /** Stock's {@code mapreduce.shuffle.port} default, for hosts named without a port. */
@@ -70,7 +71,7 @@ public final class ShuffleFetchClient implements Closeable {
     this.conf = conf;
     this.key = key;
     // a read answer is the chunk itself; leave the transport room for nothing else
-    this.chunkSize = conf.chunkSize(transportConf.maxMessageSize());
+    this.chunkSize = chunkSize(transport.name());
   }
 
   public String transportName() {
@@ -104,8 +105,9 @@ public final class ShuffleFetchClient implements Closeable {
     return conf;
   }
 
-  int chunkSize() {
-    return chunkSize;
+  /** Bytes per read request over {@code transportName}: see {@link ShuffleConf#chunkSize}. */
+  int chunkSize(String transportName) {
+    return conf.chunkSize(transportName, transportConf.maxMessageSize());
   }
 
   /** Bound on any one wait: the transport's io timeout fails operations first. */
@@ -156,7 +158,8 @@ public final class ShuffleFetchClient implements Closeable {
       }
       FetchSession s;
       try {
-        s = probe(t, host, stockPort, request);
+        s = probe(t, host, stockPort, new OpenRequest(request.servicePort(), jobId, reduce,
+            chunkSize(t.name()), maps, hash)); // the chunk the service may read ahead
       } catch (ServiceUnreachableException overTcp) {
         throw new ServiceUnreachableException(e.getMessage() + "; nor over tcp: "
             + overTcp.getMessage(), e);

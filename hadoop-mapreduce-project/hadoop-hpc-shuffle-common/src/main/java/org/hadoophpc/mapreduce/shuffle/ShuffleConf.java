@@ -58,14 +58,29 @@ public final class ShuffleConf {
       throw new IllegalArgumentException(PREFETCH_MAX_KEY + "=" + conf.get(PREFETCH_MAX_KEY)
           + " must not be negative");
     }
-    long chunk = bytes(conf, CHUNK_SIZE_KEY, CHUNK_SIZE_DEFAULT);
-    if (chunk < 4096 || chunk > (1 << 30)) {
-      throw new IllegalArgumentException(CHUNK_SIZE_KEY + "=" + conf.get(CHUNK_SIZE_KEY)
-          + " must be between 4k and 1g");
+    if (conf.getTrimmed(CHUNK_SIZE_KEY, CHUNK_SIZE_DEFAULT).isEmpty()) {
+      chunkSize = 0; // by transport
+    } else {
+      long chunk = bytes(conf, CHUNK_SIZE_KEY, CHUNK_SIZE_DEFAULT);
+      if (chunk < 4096 || chunk > (1 << 30)) {
+        throw new IllegalArgumentException(CHUNK_SIZE_KEY + "=" + conf.get(CHUNK_SIZE_KEY)
+            + " must be between 4k and 1g");
+      }
+      chunkSize = (int) chunk;
     }
-    chunkSize = (int) chunk;
-    fetchInflight = atLeast(FETCH_INFLIGHT_KEY,
-        conf.getInt(FETCH_INFLIGHT_KEY, FETCH_INFLIGHT_DEFAULT), 1);
+    String inflight = conf.getTrimmed(FETCH_INFLIGHT_KEY, FETCH_INFLIGHT_DEFAULT);
+    if (inflight.isEmpty()) {
+      fetchInflight = 0; // by transport
+    } else {
+      int n;
+      try {
+        n = Integer.parseInt(inflight);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(FETCH_INFLIGHT_KEY + "=" + inflight
+            + " is not a number", e);
+      }
+      fetchInflight = atLeast(FETCH_INFLIGHT_KEY, n, 1);
+    }
     strict = conf.getBoolean(STRICT_KEY, STRICT_DEFAULT);
     sendfile = conf.getBoolean(SENDFILE_KEY, SENDFILE_DEFAULT);
     tcpFallback = conf.getBoolean(TCP_FALLBACK_KEY, TCP_FALLBACK_DEFAULT);
@@ -163,13 +178,20 @@ public final class ShuffleConf {
     return prefetchMax;
   }
 
-  /** Bytes per read request, capped at what one transport message can carry. */
-  public int chunkSize(int maxMessageSize) {
-    return Math.min(chunkSize, maxMessageSize);
+  /**
+   * Bytes per read request over {@code transport} ("tcp", "verbs"), capped at what one
+   * transport message can carry: the configured size, else the transport's default.
+   */
+  public int chunkSize(String transport, int maxMessageSize) {
+    int c = chunkSize > 0 ? chunkSize
+        : "tcp".equals(transport) ? CHUNK_SIZE_TCP : CHUNK_SIZE_VERBS;
+    return Math.min(c, maxMessageSize);
   }
 
-  public int fetchInflight() {
-    return fetchInflight;
+  /** Read requests in flight per map output over {@code transport}: configured, else by it. */
+  public int fetchInflight(String transport) {
+    return fetchInflight > 0 ? fetchInflight
+        : "tcp".equals(transport) ? FETCH_INFLIGHT_TCP : FETCH_INFLIGHT_VERBS;
   }
 
   public boolean strict() {
@@ -200,8 +222,10 @@ public final class ShuffleConf {
   @Override
   public String toString() {
     return "port=" + (port == 0 ? "stock+1" : Integer.toString(port))
-        + (portRange > 1 ? "+" + (portRange - 1) : "") + " chunk=" + chunkSize
-        + " inflight=" + fetchInflight + " prefetch=" + prefetchMax + " strict=" + strict
+        + (portRange > 1 ? "+" + (portRange - 1) : "") + " chunk="
+        + (chunkSize > 0 ? Integer.toString(chunkSize) : "by-transport") + " inflight="
+        + (fetchInflight > 0 ? Integer.toString(fetchInflight) : "by-transport")
+        + " prefetch=" + prefetchMax + " strict=" + strict
         + " sendfile=" + sendfile + " tcp.fallback=" + tcpFallback + " server.io.threads="
         + serverIoThreads + " events="
         + eventsInterval + "ms/" + eventsBudget + "/s";

@@ -81,13 +81,32 @@ public final class ShuffleConfigKeys {
   public static final String PREFETCH_MAX_KEY = "mapreduce.hpc.shuffle.prefetch.max";
   public static final String PREFETCH_MAX_DEFAULT = "64m";
 
-  /** Bytes per read request; at most the transport's max.message.size. */
+  /**
+   * Bytes per read request; at most the transport's max.message.size. Empty (the default): by
+   * the transport of the connection, {@link #CHUNK_SIZE_TCP} or {@link #CHUNK_SIZE_VERBS}.
+   */
   public static final String CHUNK_SIZE_KEY = "mapreduce.hpc.shuffle.chunk.size";
-  public static final String CHUNK_SIZE_DEFAULT = "1m";
+  public static final String CHUNK_SIZE_DEFAULT = "";
+  /**
+   * Over tcp: a chunk the reducer copies out while it is still in the core's cache (1 MiB L2
+   * per core here): 512 KiB with one read in flight fetched 1.25x stock, 1 MiB with four 0.98x
+   * ({@code dev-support/bench/shuffle --rounds 7 --size 2g}, docs/architecture.md).
+   */
+  public static final int CHUNK_SIZE_TCP = 512 << 10;
+  /** Over verbs: each chunk is one rendezvous (bind, RDMA READ, invalidate); fewer, larger. */
+  public static final int CHUNK_SIZE_VERBS = 1 << 20;
 
-  /** Read requests a reducer keeps in flight per map output (pipelining). */
+  /**
+   * Read requests a reducer keeps in flight per map output (pipelining). Empty (the default):
+   * by the transport of the connection, {@link #FETCH_INFLIGHT_TCP} or
+   * {@link #FETCH_INFLIGHT_VERBS}.
+   */
   public static final String FETCH_INFLIGHT_KEY = "mapreduce.hpc.shuffle.fetch.inflight";
-  public static final int FETCH_INFLIGHT_DEFAULT = 4;
+  public static final String FETCH_INFLIGHT_DEFAULT = "";
+  /** Over tcp one: the socket's own buffers already overlap the service's sends with reading. */
+  public static final int FETCH_INFLIGHT_TCP = 1;
+  /** Over verbs four: a rendezvous round trip per chunk would otherwise idle the link. */
+  public static final int FETCH_INFLIGHT_VERBS = 4;
 
   /**
    * true: a reducer that cannot use the hpc shuffle (service unreachable, job token not given to

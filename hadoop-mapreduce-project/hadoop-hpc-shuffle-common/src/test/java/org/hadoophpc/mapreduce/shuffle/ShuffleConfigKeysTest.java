@@ -51,8 +51,12 @@ class ShuffleConfigKeysTest {
   void defaultsLoadAndBadValuesNameTheirKey() {
     ShuffleConf dflt = ShuffleConf.from(new Configuration());
     assertEquals(ShuffleConfigKeys.PORT_DEFAULT, dflt.port());
-    assertEquals(1 << 20, dflt.chunkSize(16 << 20));
-    assertEquals(4096, dflt.chunkSize(4096), "a chunk never exceeds one transport message");
+    assertEquals(512 << 10, dflt.chunkSize("tcp", 16 << 20));
+    assertEquals(1, dflt.fetchInflight("tcp"));
+    assertEquals(1 << 20, dflt.chunkSize("verbs", 16 << 20));
+    assertEquals(4, dflt.fetchInflight("verbs"));
+    assertEquals(4096, dflt.chunkSize("verbs", 4096),
+        "a chunk never exceeds one transport message");
 
     for (String[] bad : new String[][] {
         {ShuffleConfigKeys.CHUNK_SIZE_KEY, "100"},
@@ -60,6 +64,7 @@ class ShuffleConfigKeysTest {
         {ShuffleConfigKeys.PORT_KEY, "70000"},
         {ShuffleConfigKeys.PORT_RANGE_KEY, "0"},
         {ShuffleConfigKeys.FETCH_INFLIGHT_KEY, "0"},
+        {ShuffleConfigKeys.FETCH_INFLIGHT_KEY, "many"},
         {ShuffleConfigKeys.SERVER_IO_THREADS_KEY, "-1"},
         {ShuffleConfigKeys.PREFETCH_MAX_KEY, "-1"},
         {ShuffleConfigKeys.EVENTS_INTERVAL_KEY, "0"},
@@ -72,7 +77,12 @@ class ShuffleConfigKeysTest {
     }
     Configuration ok = new Configuration(false);
     ok.set(ShuffleConfigKeys.CHUNK_SIZE_KEY, "65536");
-    assertEquals(65536, ShuffleConf.from(ok).chunkSize(1 << 30));
+    ok.set(ShuffleConfigKeys.FETCH_INFLIGHT_KEY, "3");
+    for (String transport : new String[] {"tcp", "verbs"}) {
+      assertEquals(65536, ShuffleConf.from(ok).chunkSize(transport, 1 << 30),
+          "a configured chunk wins over " + transport + "'s");
+      assertEquals(3, ShuffleConf.from(ok).fetchInflight(transport));
+    }
   }
 
   @Test

@@ -49,22 +49,7 @@ MUNGE_DIR=/run/${PREFIX}-munge
 
 # shellcheck source=lib/lane.sh
 . "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)/lib/lane.sh"
-phases=()
-phase_name=""
-phase_t=${SECONDS}
 t_all=${SECONDS}
-
-## phase NAME: ends the running phase (printing its duration) and starts NAME ("" = none).
-phase() {
-  if [[ -n "${phase_name}" ]]; then
-    phases+=("$(printf '%4d s  %s' $((SECONDS - phase_t)) "${phase_name}")")
-    echo "   (${phase_name}: $((SECONDS - phase_t)) s)"
-  fi
-  phase_name=$1
-  phase_t=${SECONDS}
-  [[ -n "${phase_name}" ]] && echo "== ${phase_name}"
-  return 0
-}
 
 ## die WHY: the lane cannot run (or cannot go on): a failure, never a skip.
 die() {

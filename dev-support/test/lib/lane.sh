@@ -23,6 +23,23 @@ fail() {
   return 0
 }
 
+phases=()
+phase_name=""
+phase_t=${SECONDS}
+
+## phase NAME: ends the running phase (printing its duration, kept in phases for the lane's
+## summary) and starts NAME ("" = none).
+phase() {
+  if [[ -n "${phase_name}" ]]; then
+    phases+=("$(printf '%4d s  %s' $((SECONDS - phase_t)) "${phase_name}")")
+    echo "   (${phase_name}: $((SECONDS - phase_t)) s)"
+  fi
+  phase_name=$1
+  phase_t=${SECONDS}
+  [[ -n "${phase_name}" ]] && echo "== ${phase_name}"
+  return 0
+}
+
 ## lane_conf FILE NAME VALUE...: writes a Hadoop configuration file of these properties (a mode
 ## overlay for hpc-cluster.sh configure --base or apply-mode).
 lane_conf() {

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import javax.crypto.SecretKey;
@@ -46,8 +47,6 @@ public final class ShuffleFetchClient implements Closeable {
   private final TransportConf transportConf;
   private final ShuffleConf conf;
   private final SecretKey key;
-  /** Bytes per read request over {@link #transport}, named in its opens. */
-  private final int chunkSize;
   private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
   /** Stock's {@code mapreduce.shuffle.port} default, for hosts named without a port. */
   static final int DEFAULT_STOCK_PORT = 13562;
@@ -70,8 +69,6 @@ public final class ShuffleFetchClient implements Closeable {
     this.transportConf = transportConf;
     this.conf = conf;
     this.key = key;
-    // a read answer is the chunk itself; leave the transport room for nothing else
-    this.chunkSize = chunkSize(transport.name());
   }
 
   public String transportName() {
@@ -105,7 +102,10 @@ public final class ShuffleFetchClient implements Closeable {
     return conf;
   }
 
-  /** Bytes per read request over {@code transportName}: see {@link ShuffleConf#chunkSize}. */
+  /**
+   * Bytes per read request over {@code transportName} (see {@link ShuffleConf#chunkSize}); a
+   * read answer is the chunk itself, so the transport's message size is its bound.
+   */
   int chunkSize(String transportName) {
     return conf.chunkSize(transportName, transportConf.maxMessageSize());
   }
@@ -130,12 +130,16 @@ public final class ShuffleFetchClient implements Closeable {
       throws IOException {
     String hash = ShuffleAuth.requestHash(jobId, reduce, maps, key);
     int stockPort = stockPort(host);
-    OpenRequest request = new OpenRequest(stockPort, jobId, reduce, chunkSize, maps, hash);
+    // an open names the chunk its session reads with, over the transport it goes by (the
+    // service may read that much of each partition ahead)
+    Function<Transport, OpenRequest> openOver = t -> new OpenRequest(stockPort, jobId, reduce,
+        chunkSize(t.name()), maps, hash);
     Endpoint known = endpoints.get(host);
     if (known != null) {
       if (known.connection().isOpen()) {
         try {
-          return new FetchSession(this, known.connection(), send(known, request), known.port(),
+          OpenResponse r = send(known, openOver.apply(known.transport()));
+          return new FetchSession(this, known.connection(), r, known.port(),
               known.transport().name(), known.transport().bufferPool());
         } catch (ShuffleServiceException e) {
           if (e.code() != ShuffleError.WRONG_SERVICE) {
@@ -150,7 +154,7 @@ public final class ShuffleFetchClient implements Closeable {
       }
     }
     try {
-      return probe(transport, host, stockPort, request);
+      return probe(transport, host, stockPort, openOver.apply(transport));
     } catch (ServiceUnreachableException e) {
       Transport t = "tcp".equals(transport.name()) ? null : tcp();
       if (t == null) {
@@ -158,8 +162,7 @@ public final class ShuffleFetchClient implements Closeable {
       }
       FetchSession s;
       try {
-        s = probe(t, host, stockPort, new OpenRequest(request.servicePort(), jobId, reduce,
-            chunkSize(t.name()), maps, hash)); // the chunk the service may read ahead
+        s = probe(t, host, stockPort, openOver.apply(t));
       } catch (ServiceUnreachableException overTcp) {
         throw new ServiceUnreachableException(e.getMessage() + "; nor over tcp: "
             + overTcp.getMessage(), e);

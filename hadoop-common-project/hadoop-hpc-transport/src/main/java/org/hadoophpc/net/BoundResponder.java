@@ -36,6 +36,11 @@ final class BoundResponder implements RequestHandler.Responder {
   }
 
   @Override
+  public boolean respondFiles(java.util.List<FileSpan> spans) {
+    return connection.respondFiles(requestId, spans);
+  }
+
+  @Override
   public String toString() {
     return "Responder[request " + requestId + " on " + connection + "]";
   }

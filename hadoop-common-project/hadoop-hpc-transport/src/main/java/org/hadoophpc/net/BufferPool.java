@@ -73,6 +73,8 @@ public final class BufferPool implements AutoCloseable {
   }
 
   public static final int MIN_CHUNK = 4096;
+  /** The first slab of a size class (see {@link #slabBytes}). */
+  static final int FIRST_SLAB = 64 * 1024;
 
   private final long maxBytes;
   private final int slabSize;
@@ -90,8 +92,8 @@ public final class BufferPool implements AutoCloseable {
 
   /**
    * @param maxBytes upper bound of all slabs together (registered memory)
-   * @param slabSize bytes per slab (at least one chunk of each class; larger chunks get a slab
-   *                 each)
+   * @param slabSize bytes per slab once a size class has grown (its first slabs are smaller:
+   *                 {@link #slabBytes}; a slab holds at least one chunk)
    * @param maxChunk largest buffer handed out, a power of two
    */
   public BufferPool(long maxBytes, int slabSize, int maxChunk, MemoryRegistrar registrar) {
@@ -176,7 +178,7 @@ public final class BufferPool implements AutoCloseable {
         return b;
       }
     }
-    int bytes = Math.max(slabSize, chunk);
+    int bytes = slabBytes(chunk, list.size());
     if (reservedBytes + bytes > maxBytes && !trimFor(reservedBytes + bytes - maxBytes)) {
       return null;
     }
@@ -201,6 +203,18 @@ public final class BufferPool implements AutoCloseable {
     usedBytes += chunk;
     outstanding++;
     return b;
+  }
+
+  /**
+   * Bytes of the next slab of a size class of {@code chunk}-byte buffers that has {@code held}
+   * slabs: {@link #FIRST_SLAB} for the first, twice as much for each one after, up to
+   * {@code slabSize}, and never less than one chunk. A process that sends a few messages (a
+   * reducer, a task's HDFS client) allocates and zeroes kilobytes per size class it uses, not
+   * megabytes; a busy class still grows to full slabs after a few.
+   */
+  int slabBytes(int chunk, int held) {
+    long grown = (long) FIRST_SLAB << Math.min(held, 20);
+    return (int) Math.max(chunk, Math.min(slabSize, grown));
   }
 
   private Slab newSlab(int ci, int bytes) throws IOException {

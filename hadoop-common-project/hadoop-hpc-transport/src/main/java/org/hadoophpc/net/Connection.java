@@ -160,6 +160,20 @@ public interface Connection extends AutoCloseable {
     return false;
   }
 
+  /**
+   * {@link #respondFile(long, FileChannel, long, int)} with the bytes of several file spans, one
+   * after the other, as one answer (the peer receives an ordinary response): one message for
+   * pieces of several files. Returns false, having done nothing, when this transport cannot. The
+   * files must stay open until the answer is sent. The default returns false.
+   *
+   * @throws IllegalStateException as {@link #respond(long, Buffer)}
+   * @throws IllegalArgumentException when the spans together exceed
+   *         {@code hadoop.hpc.transport.max.message.size}
+   */
+  default boolean respondFiles(long requestId, java.util.List<FileSpan> spans) {
+    return false;
+  }
+
   /** True when {@link #respondFile} sends from files itself on this connection. */
   default boolean respondsFromFiles() {
     return false;

@@ -82,5 +82,14 @@ public interface RequestHandler {
     default boolean respondFile(FileChannel file, long position, int length) {
       return false;
     }
+
+    /**
+     * Answers with the bytes of {@code spans}, one after the other, straight from the files
+     * where the transport can; false, having done nothing, where it cannot (see
+     * {@link Connection#respondFiles}). The default returns false.
+     */
+    default boolean respondFiles(java.util.List<FileSpan> spans) {
+      return false;
+    }
   }
 }

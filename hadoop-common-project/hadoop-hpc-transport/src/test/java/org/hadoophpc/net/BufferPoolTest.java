@@ -54,6 +54,36 @@ class BufferPoolTest {
     }
   }
 
+  /**
+   * A size class starts with a small slab and doubles from slab to slab up to the configured
+   * size: one small message does not cost (zero and, for verbs, register) megabytes.
+   */
+  @Test
+  void slabsGrowFromSmallToTheConfiguredSize() {
+    CountingRegistrar reg = new CountingRegistrar();
+    try (BufferPool pool = new BufferPool(64 << 20, 4 << 20, 1 << 20, reg)) {
+      Buffer first = pool.allocate(100);
+      assertEquals(BufferPool.FIRST_SLAB, pool.reservedBytes(), "one small slab for one message");
+      assertEquals(1, reg.registered.get());
+      List<Buffer> held = new ArrayList<>(List.of(first));
+      // 64k, 128k, 256k, ..., 4m, 4m: 16 + 32 + 64 + ... buffers of 4 KiB
+      for (int i = 1; i <= (64 + 128 + 256 + 512 + 1024 + 2048 + 4096) / 4; i++) {
+        held.add(pool.allocate(4096));
+      }
+      assertEquals((64L + 128 + 256 + 512 + 1024 + 2048 + 4096 + 4096) << 10,
+          pool.reservedBytes(), pool.toString());
+      assertEquals(8, reg.registered.get());
+      Buffer big = pool.allocate(1 << 20);
+      assertEquals(1 << 20, big.capacity(), "a slab holds at least one chunk");
+      held.add(big);
+      for (Buffer b : held) {
+        assertTrue(b.release());
+      }
+      assertEquals(0, pool.outstandingBuffers());
+      assertEquals(4 << 20, pool.slabBytes(4096, 30), "grown classes keep full slabs");
+    }
+  }
+
   @Test
   void exhaustionIsANullNotAnException() {
     CountingRegistrar reg = new CountingRegistrar();

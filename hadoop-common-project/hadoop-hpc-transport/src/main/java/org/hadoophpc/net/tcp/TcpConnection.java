@@ -256,6 +256,22 @@ final class TcpConnection implements Connection {
   }
 
   @Override
+  public boolean respondFiles(long requestId, java.util.List<org.hadoophpc.net.FileSpan> spans) {
+    long total = 0;
+    for (org.hadoophpc.net.FileSpan s : spans) {
+      total += s.length();
+    }
+    if (total > maxMessageSize || spans.isEmpty()) {
+      throw new IllegalArgumentException("file answer of " + total + " bytes in " + spans.size()
+          + " spans (hadoop.hpc.transport.max.message.size=" + maxMessageSize + ")");
+    }
+    TcpResponder r = answers.claimOrThrow(requestId, this);
+    r.answerFiles(spans.toArray(new org.hadoophpc.net.FileSpan[0]), (int) total);
+    answer(r);
+    return true;
+  }
+
+  @Override
   public void fail(long requestId, int code, String message) {
     RemoteFailureException.checkCode(code);
     TcpResponder r = answers.claimOrThrow(requestId, this);

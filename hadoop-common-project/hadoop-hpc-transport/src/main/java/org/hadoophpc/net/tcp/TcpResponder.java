@@ -12,6 +12,7 @@ import java.nio.channels.WritableByteChannel;
 import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Completion;
+import org.hadoophpc.net.FileSpan;
 import org.hadoophpc.net.ConnectionClosedException;
 
 /**
@@ -32,6 +33,11 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
   private int fileLeft;
   /** Told when the file is no longer needed (may be null). */
   private Completion<Void> fileDone;
+  /** Spans sent after {@link #file}'s (null for a one-file answer); the next is at moreIndex. */
+  private FileSpan[] more;
+  private int moreIndex;
+  /** All file bytes of the answer (fileLeft counts down the current span only). */
+  private int fileTotal;
 
   TcpResponder(TcpConnection connection, int index) {
     super(index);
@@ -56,14 +62,27 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
     this.file = channel;
     this.filePosition = position;
     this.fileLeft = length;
+    this.fileTotal = length;
     this.fileDone = done;
+  }
+
+  /** Fills the answer with {@code spans}' bytes, {@code total} in all, one after the other. */
+  void answerFiles(FileSpan[] spans, int total) {
+    this.response = null;
+    this.file = spans[0].file();
+    this.filePosition = spans[0].position();
+    this.fileLeft = spans[0].length();
+    this.fileTotal = total;
+    this.more = spans;
+    this.moreIndex = 1;
+    this.fileDone = null;
   }
 
   @Override
   public ByteBuffer start(ByteBuffer header) {
     if (file != null) {
       int headBytes = response == null ? 0 : response.readableBytes();
-      TcpFrame.encode(header, TcpFrame.RESPONSE, headBytes + fileLeft, opId, 0, 0, 0);
+      TcpFrame.encode(header, TcpFrame.RESPONSE, headBytes + fileTotal, opId, 0, 0, 0);
       return response == null ? null : response.nio();
     }
     if (response != null) {
@@ -76,7 +95,17 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
 
   @Override
   public boolean transferRest(WritableByteChannel out) throws IOException {
-    while (fileLeft > 0) {
+    while (true) {
+      if (fileLeft == 0) {
+        if (more == null || moreIndex == more.length) {
+          return true;
+        }
+        FileSpan next = more[moreIndex++];
+        file = next.file();
+        filePosition = next.position();
+        fileLeft = next.length();
+        continue;
+      }
       long n = file.transferTo(filePosition, fileLeft, out);
       if (n <= 0) {
         if (filePosition >= file.size()) {
@@ -88,7 +117,6 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
       filePosition += n;
       fileLeft -= n;
     }
-    return true;
   }
 
   @Override
@@ -109,6 +137,9 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
     errorText = null;
     file = null;
     fileLeft = 0;
+    fileTotal = 0;
+    more = null;
+    moreIndex = 0;
     fileDone = null;
     if (b != null) {
       b.release();

@@ -101,6 +101,41 @@ class TcpTransportTest extends TransportConformanceTest {
     }
   }
 
+  /**
+   * Several file spans (of two files, one of them empty, one across the socket's buffer) make
+   * one answer: the peer receives their bytes in order, nothing between them.
+   */
+  @Test
+  void spansOfSeveralFilesMakeOneAnswer() throws Exception {
+    java.nio.file.Path a = patternFile(100_000);
+    java.nio.file.Path b = patternFile(3000);
+    try (FileChannel ca = FileChannel.open(a); FileChannel cb = FileChannel.open(b)) {
+      start(baseConf(), answeredById((conn, request, requestId) -> {
+        request.release();
+        assertTrue(conn.respondFiles(requestId, java.util.List.of(
+            new org.hadoophpc.net.FileSpan(ca, 10, 70_000),
+            new org.hadoophpc.net.FileSpan(cb, 0, 0),
+            new org.hadoophpc.net.FileSpan(cb, 7, 2993),
+            new org.hadoophpc.net.FileSpan(ca, 0, 5))));
+      }));
+      for (int round = 0; round < 3; round++) {
+        Buffer answer = connection.request(fileRequest(0, 0)).get(WAIT_SECONDS,
+            TimeUnit.SECONDS);
+        try {
+          ByteBuffer got = answer.nio();
+          assertEquals(70_000 + 2993 + 5, got.remaining());
+          byte[] fa = java.nio.file.Files.readAllBytes(a);
+          byte[] fb = java.nio.file.Files.readAllBytes(b);
+          ByteBuffer expected = ByteBuffer.allocate(got.remaining());
+          expected.put(fa, 10, 70_000).put(fb, 7, 2993).put(fa, 0, 5).flip();
+          assertEquals(expected, got);
+        } finally {
+          answer.release();
+        }
+      }
+    }
+  }
+
   @Test
   void fileAnswersAboveTheMaximumAreRefusedBeforeAnythingIsSent() throws Exception {
     java.nio.file.Path f = patternFile(10);

@@ -10,14 +10,15 @@ import java.util.concurrent.CompletableFuture;
 
 import org.hadoophpc.mapreduce.shuffle.protocol.CloseRequest;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
+import org.hadoophpc.mapreduce.shuffle.protocol.SessionLayout;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
 import org.hadoophpc.net.Connection;
 
 /**
  * An open fetch: the service has checked the reducer's token, found the partitions it asked for
- * (see {@link #partitions()}) and started reading their first chunks. Read each with
- * {@link #stream}; {@link #close} ends the session on the service.
+ * (see {@link #partitions()}) and started reading the first chunk of their stream. Read each,
+ * in order, with {@link #stream}; {@link #close} ends the session on the service.
  */
 public final class FetchSession implements Closeable {
   private final ShuffleFetchClient client;
@@ -29,6 +30,8 @@ public final class FetchSession implements Closeable {
   private final BufferPool pool;
   private final java.util.concurrent.atomic.LongAdder received =
       new java.util.concurrent.atomic.LongAdder();
+  /** The session's bytes, made by the first {@link #stream} call. */
+  private SessionStream stream;
 
   FetchSession(ShuffleFetchClient client, Connection connection, OpenResponse response,
       int port, String transport, BufferPool pool) {
@@ -55,15 +58,21 @@ public final class FetchSession implements Closeable {
     return port;
   }
 
-  /** The partition of map number {@code i}, streamed with reads in flight. */
+  /**
+   * The partition of map number {@code i}, streamed with reads in flight that run on into the
+   * next maps' partitions; maps are read in increasing order (see {@link SessionStream#map}).
+   */
   public InputStream stream(int i) {
     OpenResponse.Partition p = response.partitions().get(i);
     if (p.status() != OpenResponse.Status.OK) {
       throw new IllegalStateException("map #" + i + " is " + p.status() + ": " + p.message());
     }
-    return new PartitionStream(connection, pool, response.session(), i,
-        p.partLength(), client.chunkSize(transport), client.conf().fetchInflight(transport),
-        client.waitMs(), received);
+    if (stream == null) {
+      stream = new SessionStream(connection, pool, response.session(),
+          SessionLayout.of(response.partitions()), client.chunkSize(transport),
+          client.conf().fetchInflight(transport), client.waitMs(), received);
+    }
+    return stream.map(i);
   }
 
   /** Map-output bytes that arrived from the service in this session's answers so far. */
@@ -74,6 +83,9 @@ public final class FetchSession implements Closeable {
   /** Ends the session on the service (not waiting for its answer). */
   @Override
   public void close() {
+    if (stream != null) {
+      stream.close();
+    }
     if (!connection.isOpen()) {
       return;
     }

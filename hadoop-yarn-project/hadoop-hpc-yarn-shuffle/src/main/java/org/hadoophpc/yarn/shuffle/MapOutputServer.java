@@ -34,11 +34,13 @@ import org.hadoophpc.mapreduce.shuffle.protocol.OpenRequest;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
 import org.hadoophpc.mapreduce.shuffle.protocol.ProtocolException;
 import org.hadoophpc.mapreduce.shuffle.protocol.ReadRequest;
+import org.hadoophpc.mapreduce.shuffle.protocol.SessionLayout.ReadSpan;
 import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
 import org.hadoophpc.mapreduce.shuffle.protocol.Wire;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
 import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.FileSpan;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.TransportTimeoutException;
 import org.slf4j.Logger;
@@ -207,7 +209,7 @@ final class MapOutputServer implements RequestHandler {
       if (!isMapOf(attempt, r.jobId())) {
         metrics.errors.incr();
         for (int j = 0; j < i; j++) {
-          entries[j].close(n -> { });
+          entries[j].close();
         }
         responder.fail(ShuffleError.BAD_REQUEST.code(), attempt + " is not a map attempt of "
             + r.jobId());
@@ -220,12 +222,13 @@ final class MapOutputServer implements RequestHandler {
     ServedSession s;
     do {
       id = random.nextLong();
-      s = new ServedSession(id, connection, job, r.reduce(), entries);
+      s = new ServedSession(id, connection, job, r.reduce(), entries,
+          Math.min(r.chunkSize(), pool.maxChunk()));
     } while (sessions.putIfAbsent(id, s) != null);
     metrics.sessionsOpened.incr();
     metrics.openSessions.incr();
     if (!fromFiles(connection)) {
-      prefetchHeads(s, r.chunkSize()); // reading ahead only pays where chunks are copied
+      readAhead(s, s.first()); // reading ahead only pays where chunks are copied
     }
     OpenResponse answer = new OpenResponse(stockPort,
         ShuffleAuth.replyHash(r.hash(), job.secret()), id, parts);
@@ -295,37 +298,40 @@ final class MapOutputServer implements RequestHandler {
     }
   }
 
-  /** Reads the first chunk of each partition ahead, within the pre-fetch budget. */
-  private void prefetchHeads(ServedSession s, int chunk) {
-    int size = Math.min(chunk, pool.maxChunk());
-    for (ServedSession.Entry e : s.entries) {
-      if (e.channel == null || e.index.partLength == 0) {
-        continue;
-      }
-      int n = (int) Math.min(size, e.index.partLength);
-      if (prefetched.addAndGet(n) > conf.prefetchMax()) {
-        prefetched.addAndGet(-n);
-        return;
-      }
-      metrics.prefetchBytes.set(prefetched.get());
-      CompletableFuture<Buffer> head = new CompletableFuture<>();
-      e.setHead(head, n);
-      try {
-        readers.execute(() -> {
-          Buffer b = pool.allocate(n);
-          if (b != null) {
-            try {
-              readFully(e, 0, b);
-            } catch (IOException | RuntimeException x) {
-              b.release();
-              b = null; // the read itself will report the error
-            }
+  /**
+   * Reads {@code span} (the read the session's reducer will send next) into memory ahead of its
+   * request, within the pre-fetch budget; a read that asks for exactly it is answered from it.
+   */
+  private void readAhead(ServedSession s, ReadSpan span) {
+    if (span == null || span.length() > pool.maxChunk()) {
+      return;
+    }
+    int n = span.length();
+    if (prefetched.addAndGet(n) > conf.prefetchMax()) {
+      prefetched.addAndGet(-n);
+      return;
+    }
+    CompletableFuture<Buffer> f = new CompletableFuture<>();
+    if (!s.offerAhead(span, f)) {
+      prefetched.addAndGet(-n);
+      return;
+    }
+    metrics.prefetchBytes.set(prefetched.get());
+    try {
+      readers.execute(() -> {
+        Buffer b = pool.allocate(n);
+        if (b != null) {
+          try {
+            readPieces(s.pieces(span), b);
+          } catch (IOException | RuntimeException x) {
+            b.release();
+            b = null; // the read itself will report the error
           }
-          head.complete(b);
-        });
-      } catch (RejectedExecutionException x) {
-        head.complete(null);
-      }
+        }
+        f.complete(b);
+      });
+    } catch (RejectedExecutionException x) {
+      f.complete(null);
     }
   }
 
@@ -337,55 +343,81 @@ final class MapOutputServer implements RequestHandler {
           + " on this connection (closed, or its job finished)");
       return;
     }
-    if (r.map() >= s.entries.length || s.entries[r.map()].channel == null) {
+    if (!s.layout.served(r.map())) {
       metrics.errors.incr();
       responder.fail(ShuffleError.BAD_REQUEST.code(), "map #" + r.map() + " is not served in"
           + " this session");
       return;
     }
-    ServedSession.Entry e = s.entries[r.map()];
-    if (r.offset() > e.index.partLength || r.length() > e.index.partLength - r.offset()) {
+    if (s.layout.position(r.map(), r.offset(), r.length()) < 0) {
       metrics.errors.incr();
-      responder.fail(ShuffleError.BAD_REQUEST.code(), "read [" + r.offset() + ", "
-          + (r.offset() + r.length()) + ") is past the partition's " + e.index.partLength
-          + " bytes");
+      responder.fail(ShuffleError.BAD_REQUEST.code(), "read of " + r.length() + " bytes at "
+          + r.offset() + " of map #" + r.map() + " (a partition of " + s.layout.length(r.map())
+          + " bytes) is outside the session's " + s.layout.total() + " bytes");
       return;
     }
-    CompletableFuture<Buffer> head = e.takeHead(r.offset(), r.length(), this::headDone);
-    if (head == null) {
-      readNow(e, r, responder, start);
+    ReadSpan span = new ReadSpan(r.map(), r.offset(), r.length());
+    List<ServedSession.Piece> pieces = s.pieces(span);
+    if (fromFiles(connection)) {
+      respondFromFiles(pieces, r.length(), responder, start);
       return;
     }
-    head.whenComplete((b, x) -> {
+    CompletableFuture<Buffer> ahead = s.takeAhead(span, this::headDone);
+    // the next read is started before this one is answered, so it is under way (or done) when
+    // the reducer, having this answer, asks for it
+    readAhead(s, s.after(span));
+    if (ahead == null) {
+      copyNow(pieces, r.length(), responder, start);
+      return;
+    }
+    ahead.whenComplete((b, x) -> {
       headDone(r.length());
       if (b != null) {
         metrics.prefetchHits.incr();
         served(b.readableBytes(), start);
         responder.respond(b);
       } else {
-        readNow(e, r, responder, start);
+        copyNow(pieces, r.length(), responder, start);
       }
     });
   }
 
-  /** A pre-fetched chunk of {@code length} bytes was consumed or dropped: budget back. */
+  /** A read-ahead of {@code length} bytes was consumed or dropped: budget back. */
   private void headDone(int length) {
     metrics.prefetchBytes.set(prefetched.addAndGet(-length));
   }
 
-  private void readNow(ServedSession.Entry e, ReadRequest r, Responder responder,
-      long start) {
-    if (conf.sendfile()
-        && responder.respondFile(e.channel, e.index.startOffset + r.offset(), r.length())) {
-      served(r.length(), start);
-      return;
+  /** Answers with the pieces' bytes sent from their files by the transport (sendfile). */
+  private void respondFromFiles(List<ServedSession.Piece> pieces, int length,
+      Responder responder, long start) {
+    // counted first: the reducer may hold the answer before the call below returns
+    served(length, start);
+    boolean sent;
+    if (pieces.size() == 1) {
+      ServedSession.Piece p = pieces.get(0);
+      sent = responder.respondFile(p.entry().channel, p.filePosition(), p.length());
+    } else {
+      List<FileSpan> spans = new ArrayList<>(pieces.size());
+      for (ServedSession.Piece p : pieces) {
+        spans.add(new FileSpan(p.entry().channel, p.filePosition(), p.length()));
+      }
+      sent = responder.respondFiles(spans);
     }
-    Buffer b = allocate(r.length(), responder);
+    if (!sent) {
+      // cannot happen: this connection said it sends from files (fromFiles)
+      responder.fail(ShuffleError.IO.code(), "the transport did not take a file answer");
+    }
+  }
+
+  /** Answers with the pieces' bytes read into a pool buffer. */
+  private void copyNow(List<ServedSession.Piece> pieces, int length, Responder responder,
+      long start) {
+    Buffer b = allocate(length, responder);
     if (b == null) {
       return;
     }
     try {
-      readFully(e, r.offset(), b);
+      readPieces(pieces, b);
     } catch (IOException x) {
       b.release();
       metrics.errors.incr();
@@ -405,19 +437,57 @@ final class MapOutputServer implements RequestHandler {
     metrics.readAnswerMicros.add((System.nanoTime() - start) / 1000);
   }
 
-  /** Fills {@code b} (position 0, limit = bytes wanted) from the partition at {@code offset}. */
-  private static void readFully(ServedSession.Entry e, long offset, Buffer b) throws IOException {
+  /**
+   * Fills {@code b} (position 0, limit = bytes wanted) with the pieces' bytes, in order, and
+   * flips it. When a piece after the first cannot be read, {@code b} ends where that piece's
+   * partition starts (an answer may end early at a partition boundary, see {@code ReadRequest}):
+   * the reducer asks again from there, and that read fails on its own, for that map.
+   *
+   * @throws IOException when the first piece cannot be read
+   */
+  private void readPieces(List<ServedSession.Piece> pieces, Buffer b) throws IOException {
     ByteBuffer dst = b.nio();
-    long pos = e.index.startOffset + offset;
-    while (dst.hasRemaining()) {
-      int n = e.channel.read(dst, pos);
+    for (int k = 0; k < pieces.size(); k++) {
+      int mark = dst.position();
+      try {
+        readPiece(pieces.get(k), dst);
+      } catch (IOException e) {
+        if (k == 0) {
+          throw e;
+        }
+        metrics.errors.incr();
+        LOG.warn("hpc shuffle: a read ends before the partition it cannot read: {}",
+            e.toString());
+        dst.position(mark);
+        dst.flip();
+        return;
+      }
+    }
+    if (dst.hasRemaining()) {
+      throw new IllegalStateException(dst.remaining() + " bytes of the answer not read");
+    }
+    dst.flip();
+  }
+
+  private static void readPiece(ServedSession.Piece p, ByteBuffer dst) throws IOException {
+    long pos = p.filePosition();
+    long end = pos + p.length();
+    while (pos < end) {
+      int limit = dst.limit();
+      dst.limit(dst.position() + (int) (end - pos));
+      int n;
+      try {
+        n = p.entry().channel.read(dst, pos);
+      } finally {
+        dst.limit(limit);
+      }
       if (n < 0) {
         throw new IOException("map output file ends at byte " + pos + ", before the "
-            + (e.index.startOffset + e.index.partLength) + " its index promises");
+            + (p.entry().index.startOffset + p.entry().index.partLength)
+            + " its index promises");
       }
       pos += n;
     }
-    dst.flip();
   }
 
   private Buffer allocate(int size, Responder responder) {
@@ -449,9 +519,7 @@ final class MapOutputServer implements RequestHandler {
       return;
     }
     metrics.openSessions.decr();
-    for (ServedSession.Entry e : s.entries) {
-      e.close(this::headDone);
-    }
+    s.close(this::headDone);
   }
 
   /** Ends every session of {@code jobId} (its application finished). */

@@ -5,18 +5,23 @@ package org.hadoophpc.yarn.shuffle;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.IntConsumer;
 
 import org.apache.hadoop.mapred.IndexRecord;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
+import org.hadoophpc.mapreduce.shuffle.protocol.SessionLayout;
+import org.hadoophpc.mapreduce.shuffle.protocol.SessionLayout.ReadSpan;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Connection;
 
 /**
- * A reducer's open fetch on the service: the job, the reduce partition and, per requested map,
- * the open data file and index record, plus the pre-fetched first chunk when there is one.
- * Bound to the connection that opened it.
+ * A reducer's open fetch on the service: the job, the reduce partition, per requested map the
+ * open data file and index record, the session's byte stream ({@link SessionLayout}) and, where
+ * chunks are copied, the next read of that stream read ahead. Bound to the connection that
+ * opened it.
  */
 final class ServedSession {
 
@@ -25,8 +30,6 @@ final class ServedSession {
     final OpenResponse.Partition partition;
     final FileChannel channel;
     final IndexRecord index;
-    private CompletableFuture<Buffer> head;
-    private int headLength;
 
     Entry(OpenResponse.Partition partition, FileChannel channel, IndexRecord index) {
       this.partition = partition;
@@ -34,34 +37,7 @@ final class ServedSession {
       this.index = index;
     }
 
-    synchronized void setHead(CompletableFuture<Buffer> f, int length) {
-      head = f;
-      headLength = length;
-    }
-
-    /**
-     * The pre-fetched chunk if it is exactly {@code [offset, offset + length)}; any other head is
-     * dropped and its length passed to {@code dropped} once it completes (a null value means the
-     * pre-fetch did not happen).
-     */
-    synchronized CompletableFuture<Buffer> takeHead(long offset, int length, IntConsumer dropped) {
-      CompletableFuture<Buffer> f = head;
-      head = null;
-      if (f == null) {
-        return null;
-      }
-      if (offset == 0 && length == headLength) {
-        return f;
-      }
-      drop(f, headLength, dropped);
-      return null;
-    }
-
-    synchronized void close(IntConsumer dropped) {
-      if (head != null) {
-        drop(head, headLength, dropped);
-        head = null;
-      }
+    void close() {
       if (channel != null) {
         try {
           channel.close();
@@ -70,14 +46,13 @@ final class ServedSession {
         }
       }
     }
+  }
 
-    private static void drop(CompletableFuture<Buffer> f, int length, IntConsumer dropped) {
-      f.whenComplete((b, e) -> {
-        if (b != null) {
-          b.release();
-        }
-        dropped.accept(length);
-      });
+  /** {@code length} bytes of {@code entry}'s partition from {@code offset}: part of a read. */
+  record Piece(Entry entry, long offset, int length) {
+    /** Where the bytes are in the map-output file. */
+    long filePosition() {
+      return entry.index.startOffset + offset;
     }
   }
 
@@ -86,13 +61,113 @@ final class ServedSession {
   final JobRegistry.Job job;
   final int reduce;
   final Entry[] entries;
+  final SessionLayout layout;
+  /** The reducer's read size (its open said so): what the read-ahead reads. */
+  final int chunk;
+  private CompletableFuture<Buffer> ahead;
+  private ReadSpan aheadSpan;
+  private boolean closed;
 
   ServedSession(long id, Connection connection, JobRegistry.Job job, int reduce,
-      Entry[] entries) {
+      Entry[] entries, int chunk) {
     this.id = id;
     this.connection = connection;
     this.job = job;
     this.reduce = reduce;
     this.entries = entries;
+    this.chunk = chunk;
+    List<OpenResponse.Partition> parts = new ArrayList<>(entries.length);
+    for (Entry e : entries) {
+      parts.add(e.channel == null ? OpenResponse.Partition.failed(OpenResponse.Status.ERROR, "")
+          : e.partition);
+    }
+    this.layout = SessionLayout.of(parts);
+  }
+
+  /** The pieces of {@code r}, which must lie inside the stream ({@link SessionLayout#position}). */
+  List<Piece> pieces(ReadSpan r) {
+    List<Piece> out = new ArrayList<>(2);
+    int map = r.map();
+    long offset = r.offset();
+    long left = r.length();
+    while (left > 0) {
+      if (layout.served(map)) {
+        int n = (int) Math.min(left, layout.length(map) - offset);
+        if (n > 0) {
+          out.add(new Piece(entries[map], offset, n));
+          left -= n;
+        }
+      }
+      map++;
+      offset = 0;
+    }
+    return out;
+  }
+
+  /** The first read of the stream at {@code chunk}, or null for an empty stream. */
+  ReadSpan first() {
+    return layout.total() == 0 ? null : layout.spanAt(0, chunk);
+  }
+
+  /** The read that follows {@code r} at {@code chunk}, or null at the stream's end. */
+  ReadSpan after(ReadSpan r) {
+    long next = layout.position(r.map(), r.offset(), r.length()) + r.length();
+    return next >= layout.total() ? null : layout.spanAt(next, chunk);
+  }
+
+  /**
+   * Keeps {@code f}, the read of {@code span} under way, for the read that asks for exactly
+   * that span; false (keeping nothing) when the session is closed or already holds one.
+   */
+  synchronized boolean offerAhead(ReadSpan span, CompletableFuture<Buffer> f) {
+    if (closed || ahead != null) {
+      return false;
+    }
+    ahead = f;
+    aheadSpan = span;
+    return true;
+  }
+
+  /**
+   * The read-ahead if it is exactly {@code span}; any other is dropped and its length passed to
+   * {@code dropped} once it completes (a null value means the read-ahead did not happen).
+   */
+  synchronized CompletableFuture<Buffer> takeAhead(ReadSpan span, IntConsumer dropped) {
+    CompletableFuture<Buffer> f = ahead;
+    ReadSpan s = aheadSpan;
+    ahead = null;
+    aheadSpan = null;
+    if (f == null) {
+      return null;
+    }
+    if (s.equals(span)) {
+      return f;
+    }
+    drop(f, s.length(), dropped);
+    return null;
+  }
+
+  /** Drops the read-ahead and closes the files. */
+  void close(IntConsumer dropped) {
+    synchronized (this) {
+      closed = true;
+      if (ahead != null) {
+        drop(ahead, aheadSpan.length(), dropped);
+        ahead = null;
+        aheadSpan = null;
+      }
+    }
+    for (Entry e : entries) {
+      e.close();
+    }
+  }
+
+  private static void drop(CompletableFuture<Buffer> f, int length, IntConsumer dropped) {
+    f.whenComplete((b, e) -> {
+      if (b != null) {
+        b.release();
+      }
+      dropped.accept(length);
+    });
   }
 }

@@ -189,12 +189,15 @@ class HostilePeerTest {
     try (FetchSession s = client.open("127.0.0.1:" + service.stockPort(), node.job.toString(), 0, node.attempts)) {
       assertEquals(2, s.partitions().size());
     }
-    // ranges that overflow a long, or end past the partition, on a real session
+    // ranges that overflow a long, start past their map's partition or end past the session's
+    // stream (map 0's partition, then map 1's), on a real session
     Connection trusted = connect();
     try {
       long session = open(trusted);
       for (ReadRequest r : List.of(new ReadRequest(session, 0, Long.MAX_VALUE - 5, 100),
-          new ReadRequest(session, 0, 5L * CHUNK + 10, 8), new ReadRequest(session, 7, 0, 8))) {
+          new ReadRequest(session, 0, 6L * CHUNK, 8),
+          new ReadRequest(session, 0, 5L * CHUNK + 10, 3 * CHUNK + 1000),
+          new ReadRequest(session, 1, 0, 3 * CHUNK + 1000), new ReadRequest(session, 7, 0, 8))) {
         RemoteFailureException e = assertThrows(RemoteFailureException.class, () -> send(trusted, r));
         assertEquals(ShuffleError.BAD_REQUEST, ShuffleError.of(e.code()), e.getMessage());
       }

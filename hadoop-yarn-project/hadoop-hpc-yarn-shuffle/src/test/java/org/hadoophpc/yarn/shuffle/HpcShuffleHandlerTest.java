@@ -187,6 +187,63 @@ class HpcShuffleHandlerTest {
     awaitTrue(() -> m.prefetchBytes() == 0, "pre-fetch budget returned");
   }
 
+  /**
+   * Reads run on from one partition into the next (issue 17 item 1): reduce 3's partitions of
+   * 5 chunks + 17, 1 and 77 bytes are six reads of at most a chunk, not eight; reduce 1's 1000,
+   * 0 and CHUNK + 1 bytes are two, not three. Every byte still lands in its own map's stream.
+   */
+  @Test
+  void readsRunAcrossPartitions() throws Exception {
+    ShuffleServiceMetrics m = service.metrics();
+    int[][] cases = {{3, 6}, {1, 2}};
+    for (int[] c : cases) {
+      int reduce = c[0];
+      long before = m.readRequests();
+      try (FetchSession s = client.open(host(), node.job.toString(), reduce, node.attempts)) {
+        for (int i = 0; i < node.attempts.size(); i++) {
+          try (InputStream in = s.stream(i)) {
+            assertArrayEquals(node.partitions.get(i)[reduce], in.readAllBytes(),
+                "map " + i + " reduce " + reduce);
+          }
+        }
+        assertEquals(node.partitions.stream().mapToLong(p -> p[reduce].length).sum(),
+            s.bytesReceived());
+      }
+      assertEquals(c[1], m.readRequests() - before, "reads for reduce " + reduce);
+    }
+    if (!sendsFromFiles()) {
+      // each session's first read is read ahead at the open; later ones as the reads come
+      assertTrue(m.prefetchHits() >= 2, "the reads were read ahead: " + m.prefetchHits());
+    }
+  }
+
+  /**
+   * A map output that cannot be read after the open checked it, inside a read that runs on into
+   * it from another map's partition: where the service copies, the answer ends where that
+   * partition starts, the maps before it arrive whole and only its own read fails. Where it
+   * sends from files the answer cannot be framed any more: the connection breaks and the map
+   * being read fails (its fetch goes back to the scheduler, as any broken stream's).
+   */
+  @Test
+  void aPartitionThatCannotBeReadFailsItsOwnMap() throws Exception {
+    try (FetchSession s = client.open(host(), node.job.toString(), 3, node.attempts)) {
+      // map 2's output loses its reduce-3 partition (from byte 2 * CHUNK) after the open
+      try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(
+          node.dataFile(node.attempts.get(2)), "rw")) {
+        f.setLength(2L * CHUNK + 5);
+      }
+      InputStream in0 = s.stream(0);
+      if (sendsFromFiles()) {
+        assertThrows(java.io.IOException.class, in0::readAllBytes);
+        return;
+      }
+      assertArrayEquals(node.partitions.get(0)[3], in0.readAllBytes());
+      assertArrayEquals(node.partitions.get(1)[3], s.stream(1).readAllBytes());
+      InputStream in2 = s.stream(2);
+      assertThrows(java.io.IOException.class, in2::readAllBytes);
+    }
+  }
+
   @Test
   void readsOutOfOrderAndInterleavedAcrossMaps() throws Exception {
     try (FetchSession s = client.open(host(), node.job.toString(), 3, node.attempts)) {

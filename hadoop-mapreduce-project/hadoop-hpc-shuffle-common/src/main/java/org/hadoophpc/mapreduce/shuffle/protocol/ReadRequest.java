@@ -7,8 +7,12 @@ import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 
 /**
- * Reads {@code length} bytes at {@code offset} of the partition of map number {@code map} (its
- * index in the open request) in {@code session}. The response is exactly those bytes, no header.
+ * Reads {@code length} bytes of {@code session}'s stream ({@link SessionLayout}) from
+ * {@code offset} of the partition of map number {@code map} (its index in the open request) on:
+ * past that partition's end the read runs on into the next served maps' partitions. The
+ * response is those bytes, no header; it may end early only where a partition starts, when the
+ * service cannot read that partition (the reducer then reads on from there, and that read fails
+ * for that map).
  */
 public record ReadRequest(long session, int map, long offset, int length) {
   public static final int BYTES = Wire.HEADER_BYTES + 8 + 4 + 8 + 4;

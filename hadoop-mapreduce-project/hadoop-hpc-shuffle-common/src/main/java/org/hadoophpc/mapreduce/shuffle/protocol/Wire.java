@@ -15,8 +15,11 @@ import java.nio.charset.StandardCharsets;
 public final class Wire {
   /** "HPSH". */
   public static final int MAGIC = 0x48505348;
-  /** 2: open names the NodeManager (its stock shuffle port) on both ways. */
-  public static final byte VERSION = 2;
+  /**
+   * 3: a read may run on into the following maps of its session ({@link SessionLayout}); 2: open
+   * names the NodeManager (its stock shuffle port) on both ways.
+   */
+  public static final byte VERSION = 3;
 
   public static final byte TYPE_OPEN = 1;
   public static final byte TYPE_READ = 2;

@@ -212,9 +212,9 @@ public final class ShuffleBench {
       double l = median(raw);
       System.out.printf("medians: stock %.1f MB/s, hpc %.1f MB/s, raw loopback tcp %.1f MB/s;"
           + " process cpu s/GB (both sides): stock %.2f, hpc %.2f, raw %.2f;"
-          + " hpc served %d bytes, %d pre-fetch hits%n", s, h, l, median(cpu[0]),
+          + " hpc served %d bytes in %d reads, %d pre-fetch hits%n", s, h, l, median(cpu[0]),
           median(cpu[1]), median(cpu[2]), handler.metrics().bytesServed(),
-          handler.metrics().prefetchHits());
+          handler.metrics().readRequests(), handler.metrics().prefetchHits());
       System.out.printf(Locale.ROOT, "RESULT shuffle-fetch stock=%.1f hpc=%.1f speedup=%.2f%n",
           s, h, h / s);
       System.out.printf(Locale.ROOT,

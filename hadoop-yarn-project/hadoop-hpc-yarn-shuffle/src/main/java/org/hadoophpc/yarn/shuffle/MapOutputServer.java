@@ -228,7 +228,9 @@ final class MapOutputServer implements RequestHandler {
     metrics.sessionsOpened.incr();
     metrics.openSessions.incr();
     if (!fromFiles(connection)) {
-      readAhead(s, s.first()); // reading ahead only pays where chunks are copied
+      // only the first read: later ones come while the reducer's window of reads keeps the
+      // readers busy, and reading them further ahead cost more than it saved (architecture.md)
+      readAhead(s, s.first());
     }
     OpenResponse answer = new OpenResponse(stockPort,
         ShuffleAuth.replyHash(r.hash(), job.secret()), id, parts);
@@ -299,8 +301,8 @@ final class MapOutputServer implements RequestHandler {
   }
 
   /**
-   * Reads {@code span} (the read the session's reducer will send next) into memory ahead of its
-   * request, within the pre-fetch budget; a read that asks for exactly it is answered from it.
+   * Reads {@code span} (the session's first read) into memory ahead of its request, within the
+   * pre-fetch budget; a read that asks for exactly it is answered from it.
    */
   private void readAhead(ServedSession s, ReadSpan span) {
     if (span == null || span.length() > pool.maxChunk()) {
@@ -363,9 +365,6 @@ final class MapOutputServer implements RequestHandler {
       return;
     }
     CompletableFuture<Buffer> ahead = s.takeAhead(span, this::headDone);
-    // the next read is started before this one is answered, so it is under way (or done) when
-    // the reducer, having this answer, asks for it
-    readAhead(s, s.after(span));
     if (ahead == null) {
       copyNow(pieces, r.length(), responder, start);
       return;

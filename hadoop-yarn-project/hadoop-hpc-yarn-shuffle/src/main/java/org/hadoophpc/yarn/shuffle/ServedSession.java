@@ -20,8 +20,8 @@ import org.hadoophpc.net.Connection;
 /**
  * A reducer's open fetch on the service: the job, the reduce partition, per requested map the
  * open data file and index record, the session's byte stream ({@link SessionLayout}) and, where
- * chunks are copied, the next read of that stream read ahead. Bound to the connection that
- * opened it.
+ * chunks are copied, its first read read ahead at the open. Bound to the connection that opened
+ * it.
  */
 final class ServedSession {
 
@@ -107,12 +107,6 @@ final class ServedSession {
   /** The first read of the stream at {@code chunk}, or null for an empty stream. */
   ReadSpan first() {
     return layout.total() == 0 ? null : layout.spanAt(0, chunk);
-  }
-
-  /** The read that follows {@code r} at {@code chunk}, or null at the stream's end. */
-  ReadSpan after(ReadSpan r) {
-    long next = layout.position(r.map(), r.offset(), r.length()) + r.length();
-    return next >= layout.total() ? null : layout.spanAt(next, chunk);
   }
 
   /**

@@ -4,6 +4,7 @@
 package org.hadoophpc.net;
 
 import java.nio.channels.FileChannel;
+import java.util.List;
 
 /**
  * A {@link RequestHandler.Responder} for one request id: the connection checks the id's
@@ -36,7 +37,7 @@ final class BoundResponder implements RequestHandler.Responder {
   }
 
   @Override
-  public boolean respondFiles(java.util.List<FileSpan> spans) {
+  public boolean respondFiles(List<FileSpan> spans) {
     return connection.respondFiles(requestId, spans);
   }
 

@@ -4,6 +4,7 @@
 package org.hadoophpc.net;
 
 import java.nio.channels.FileChannel;
+import java.util.List;
 
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
@@ -170,7 +171,7 @@ public interface Connection extends AutoCloseable {
    * @throws IllegalArgumentException when the spans together exceed
    *         {@code hadoop.hpc.transport.max.message.size}
    */
-  default boolean respondFiles(long requestId, java.util.List<FileSpan> spans) {
+  default boolean respondFiles(long requestId, List<FileSpan> spans) {
     return false;
   }
 

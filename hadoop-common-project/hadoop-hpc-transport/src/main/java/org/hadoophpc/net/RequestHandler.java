@@ -4,6 +4,7 @@
 package org.hadoophpc.net;
 
 import java.nio.channels.FileChannel;
+import java.util.List;
 
 /**
  * Serves requests arriving at a {@link Listener}. Runs on a transport event thread: it must not
@@ -88,7 +89,7 @@ public interface RequestHandler {
      * where the transport can; false, having done nothing, where it cannot (see
      * {@link Connection#respondFiles}). The default returns false.
      */
-    default boolean respondFiles(java.util.List<FileSpan> spans) {
+    default boolean respondFiles(List<FileSpan> spans) {
       return false;
     }
   }

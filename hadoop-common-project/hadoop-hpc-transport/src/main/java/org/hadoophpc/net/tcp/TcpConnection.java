@@ -10,6 +10,7 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -21,6 +22,7 @@ import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Completions;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
+import org.hadoophpc.net.FileSpan;
 import org.hadoophpc.net.InflightTable;
 import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.RemoteRegion;
@@ -256,9 +258,9 @@ final class TcpConnection implements Connection {
   }
 
   @Override
-  public boolean respondFiles(long requestId, java.util.List<org.hadoophpc.net.FileSpan> spans) {
+  public boolean respondFiles(long requestId, List<FileSpan> spans) {
     long total = 0;
-    for (org.hadoophpc.net.FileSpan s : spans) {
+    for (FileSpan s : spans) {
       total += s.length();
     }
     if (total > maxMessageSize || spans.isEmpty()) {
@@ -266,7 +268,7 @@ final class TcpConnection implements Connection {
           + " spans (hadoop.hpc.transport.max.message.size=" + maxMessageSize + ")");
     }
     TcpResponder r = answers.claimOrThrow(requestId, this);
-    r.answerFiles(spans.toArray(new org.hadoophpc.net.FileSpan[0]), (int) total);
+    r.answerFiles(spans.toArray(new FileSpan[0]), (int) total);
     answer(r);
     return true;
   }

@@ -83,11 +83,6 @@ final class SessionStream {
     return new PartitionView(i, start, start + layout.length(i), start);
   }
 
-  /** Stream bytes handed out so far. */
-  long delivered() {
-    return delivered;
-  }
-
   /** Releases the current answer and, as they arrive, the answers still in flight. */
   void close() {
     if (closed) {

@@ -76,12 +76,11 @@ final class ServedSession {
     this.reduce = reduce;
     this.entries = entries;
     this.chunk = chunk;
-    List<OpenResponse.Partition> parts = new ArrayList<>(entries.length);
-    for (Entry e : entries) {
-      parts.add(e.channel == null ? OpenResponse.Partition.failed(OpenResponse.Status.ERROR, "")
-          : e.partition);
+    long[] lengths = new long[entries.length];
+    for (int i = 0; i < entries.length; i++) {
+      lengths[i] = entries[i].channel == null ? -1 : entries[i].index.partLength;
     }
-    this.layout = SessionLayout.of(parts);
+    this.layout = new SessionLayout(lengths);
   }
 
   /** The pieces of {@code r}, which must lie inside the stream ({@link SessionLayout#position}). */

@@ -40,6 +40,23 @@ phase() {
   return 0
 }
 
+## wait_bounded PID SECONDS: waits for PID (a background job of this shell) at most SECONDS;
+## its exit code, or 124 when it ran over (then it is killed: TERM, KILL 3 s later).
+wait_bounded() {
+  local pid=$1 limit=$2 t0=${SECONDS}
+  while kill -0 "${pid}" 2>/dev/null; do
+    if ((SECONDS - t0 >= limit)); then
+      kill -TERM "${pid}" 2>/dev/null
+      sleep 3
+      kill -KILL "${pid}" 2>/dev/null
+      wait "${pid}" 2>/dev/null
+      return 124
+    fi
+    sleep 0.5
+  done
+  wait "${pid}"
+}
+
 ## lane_conf FILE NAME VALUE...: writes a Hadoop configuration file of these properties (a mode
 ## overlay for hpc-cluster.sh configure --base or apply-mode).
 lane_conf() {

@@ -169,8 +169,11 @@ EOF
     pass "the launcher read PBS_NODEFILE (4 lines, 2 hosts) and ran the command on its cluster" ||
     fail "the launcher on a PBS node file" "$(tail -n 30 "${pbs_log}")"
   launcher=$(pgrep -f "hpc-slurm.sh -- bash -c hadoop fs -mkdir /pbs" | head -n 1)
-  kill -TERM "${launcher:-0}" 2>/dev/null
-  wait "${pbs_pid}"
+  # never "kill 0" (this lane's own process group) when the launcher was not found
+  [[ -n "${launcher}" ]] && kill -TERM "${launcher}" 2>/dev/null
+  # stopping a 2-host cluster takes well under a minute; a launcher that ignores SIGTERM
+  # fails the check (exit 124) instead of holding the lane
+  wait_bounded "${pbs_pid}" 180
   rc=$?
   echo "    --- the launcher's output after SIGTERM ---"
   sed -n '/SIGTERM/,$p' "${pbs_log}" | sed 's/^/    | /'

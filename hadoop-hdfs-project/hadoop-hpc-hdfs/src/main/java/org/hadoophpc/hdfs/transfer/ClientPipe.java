@@ -150,10 +150,7 @@ final class ClientPipe extends Pipe {
               + " requests in flight; raise it (or lower the DataNode's " + TransferConf.WINDOW_KEY
               + ")");
         }
-        p = new ClientPipe(c, transport.bufferPool(), metrics, chunk, window, park);
-        for (int i = 0; i < park; i++) {
-          p.pull();
-        }
+        p = started(c, transport.bufferPool(), metrics, chunk, window, park);
       } finally {
         answer.release();
       }
@@ -164,6 +161,19 @@ final class ClientPipe extends Pipe {
         c.close();
       }
     }
+  }
+
+  /**
+   * The pipe over {@code c} once the HELLO was answered with these windows: {@code park} PULLs
+   * parked at the DataNode.
+   */
+  static ClientPipe started(Connection c, BufferPool pool, TransferMetrics metrics, int chunk,
+      int window, int park) {
+    ClientPipe p = new ClientPipe(c, pool, metrics, chunk, window, park);
+    for (int i = 0; i < park; i++) {
+      p.pull();
+    }
+    return p;
   }
 
   /** The connection was made but the HELLO got no answer in time. */

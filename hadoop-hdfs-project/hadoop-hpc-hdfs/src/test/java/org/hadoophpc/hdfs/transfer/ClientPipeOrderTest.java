@@ -1,0 +1,160 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.hdfs.transfer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.hadoophpc.net.Buffer;
+import org.hadoophpc.net.BufferPool;
+import org.hadoophpc.net.Completion;
+import org.hadoophpc.net.Connection;
+import org.hadoophpc.net.RemoteRegion;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The client's end of a transfer stream reads the DataNode's messages in the DataNode's order
+ * whatever order the transport completes its PULLs in, and gives back the memory of messages
+ * that arrived ahead of a missing one when it closes or the DataNode numbers one wrongly.
+ */
+class ClientPipeOrderTest {
+  private final BufferPool pool = new BufferPool(1 << 20, 64 << 10, 64 << 10,
+      BufferPool.MemoryRegistrar.NONE);
+  private final Parked connection = new Parked();
+
+  @AfterEach
+  void tearDown() {
+    pool.close();
+  }
+
+  /** A connection that keeps each PULL's completion for the test to answer. */
+  private static final class Parked implements Connection {
+    final List<Completion<Buffer>> pulls = new ArrayList<>();
+    boolean open = true;
+
+    @Override
+    public InetSocketAddress remoteAddress() {
+      return new InetSocketAddress("127.0.0.1", 9866);
+    }
+
+    @Override
+    public boolean isOpen() {
+      return open;
+    }
+
+    @Override
+    public int inFlight() {
+      return pulls.size();
+    }
+
+    @Override
+    public boolean request(Buffer request, Completion<Buffer> completion) {
+      byte type = request.nio().get(0);
+      request.release(); // sent
+      if (type == TransferWire.PULL) {
+        pulls.add(completion);
+      }
+      return true;
+    }
+
+    @Override
+    public boolean read(RemoteRegion region, long offset, int length, Buffer destination,
+        Completion<Void> completion) {
+      return false;
+    }
+
+    @Override
+    public boolean write(Buffer source, RemoteRegion region, long offset,
+        Completion<Void> completion) {
+      return false;
+    }
+
+    @Override
+    public void respond(long requestId, Buffer response) {
+      response.release();
+    }
+
+    @Override
+    public void fail(long requestId, int code, String message) {
+    }
+
+    @Override
+    public void close() {
+      open = false;
+    }
+  }
+
+  private ClientPipe pipe(int park) {
+    ClientPipe p = ClientPipe.started(connection, pool, TransferMetrics.of("order-test"), 4096,
+        4, park);
+    assertEquals(park, connection.pulls.size(), "PULLs parked at the DataNode");
+    return p;
+  }
+
+  /** Completes PULL number {@code pull} with a DATA answer numbered {@code seq}. */
+  private void answer(int pull, int seq, String text) {
+    byte[] bytes = text.getBytes(StandardCharsets.US_ASCII);
+    Buffer b = pool.allocate(TransferWire.ANSWER_HEADER + bytes.length);
+    TransferWire.answerHeader(b.nio(), TransferWire.DATA, seq, 0);
+    b.nio().put(bytes).flip();
+    connection.pulls.get(pull).completed(b);
+  }
+
+  private static String readAll(ClientPipe p) throws IOException {
+    ByteBuffer dst = ByteBuffer.allocate(64);
+    int n;
+    do {
+      n = p.read(dst);
+    } while (n > 0);
+    dst.flip();
+    return StandardCharsets.US_ASCII.decode(dst).toString();
+  }
+
+  @Test
+  void answersCompletedOutOfOrderAreReadInTheDataNodesOrder() throws IOException {
+    ClientPipe p = pipe(4);
+    answer(0, 2, "cc");
+    answer(1, 1, "b");
+    assertEquals("", readAll(p), "nothing before message 0");
+    answer(2, 0, "aaa");
+    assertEquals("aaabcc", readAll(p));
+    answer(3, 3, "d");
+    assertEquals("d", readAll(p));
+    p.close();
+    assertEquals(0, pool.outstandingBuffers(), "every message's memory given back");
+  }
+
+  @Test
+  void closingWithMessagesAheadOfAMissingOneGivesTheirMemoryBack() {
+    ClientPipe p = pipe(4);
+    answer(0, 1, "b");
+    answer(1, 2, "c");
+    assertTrue(pool.outstandingBuffers() >= 2, "held until message 0 comes");
+    p.close();
+    assertEquals(0, pool.outstandingBuffers(), "messages 1 and 2 released at close");
+    answer(2, 0, "a"); // arrives after the close: dropped, not leaked
+    assertEquals(0, pool.outstandingBuffers());
+  }
+
+  @Test
+  void aMessageNumberedTwiceBreaksTheStreamAndLeaksNothing() {
+    ClientPipe p = pipe(4);
+    answer(0, 1, "b");
+    answer(1, 1, "x");
+    IOException e = assertThrows(IOException.class, () -> p.read(ByteBuffer.allocate(8)));
+    assertTrue(e.getMessage().contains("sent message 1 while 0 was next"), e.getMessage());
+    assertTrue(!connection.open, "the connection is closed");
+    p.close();
+    assertEquals(0, pool.outstandingBuffers());
+  }
+}

@@ -30,14 +30,19 @@ import org.hadoophpc.hdfs.transfer.TransferMetrics;
  * HDFS micro-benchmarks in the manner of OSU HiBD's OHB: sequential write and read latency and
  * throughput, random read latency, across file sizes, with stock DataTransfer (TCP) and
  * hadoop-hpc's (the transport, strict) against the same DataNodes in the same run, rounds
- * alternating. Prints RESULT lines and writes a CSV.
+ * alternating (a round reads its file as many times as make 256 MiB), after {@code --warmup}
+ * rounds of both that are not counted (the JIT's first compilations, the DataNodes' first
+ * connections). Prints RESULT lines and writes a CSV.
  *
- * <p>Usage: HdfsBench [--sizes 4m,16m,64m] [--rounds N] [--datanodes N] [--replication N]
- * [--preads N] [--transport tcp|verbs] [--dir DIR] [--csv FILE] [--conf KEY=VALUE]...
+ * <p>Usage: HdfsBench [--sizes 4m,16m,64m] [--rounds N] [--warmup N (1)] [--datanodes N]
+ * [--replication N] [--preads N (2000)] [--transport tcp|verbs] [--dir DIR] [--csv FILE]
+ * [--conf KEY=VALUE]...
  * ({@code --conf}: a setting for the DataNodes and both clients, e.g. the transfer windows)
  */
 public final class HdfsBench {
   private static final int OFFSET = -30000;
+  /** Each round reads its file sequentially until this many bytes were read. */
+  private static final long READ_BYTES = 256L << 20;
 
   private HdfsBench() {
   }
@@ -47,7 +52,8 @@ public final class HdfsBench {
     int rounds = 5;
     int datanodes = 3;
     short replication = 3;
-    int preads = 200;
+    int preads = 2000;
+    int warmup = 1;
     String transport = "tcp";
     File dir = new File(System.getProperty("java.io.tmpdir"), "hdfs-bench-" + ProcessHandle
         .current().pid());
@@ -65,6 +71,7 @@ public final class HdfsBench {
         case "--datanodes": datanodes = Integer.parseInt(args[++i]); break;
         case "--replication": replication = Short.parseShort(args[++i]); break;
         case "--preads": preads = Integer.parseInt(args[++i]); break;
+        case "--warmup": warmup = Integer.parseInt(args[++i]); break;
         case "--transport": transport = args[++i]; break;
         case "--dir": dir = new File(args[++i]); break;
         case "--csv": csv = new File(args[++i]); break;
@@ -77,6 +84,10 @@ public final class HdfsBench {
           break;
         default: throw new IllegalArgumentException("unknown option " + args[i]);
       }
+    }
+    if (warmup < 0 || rounds < 1 || preads < 1) {
+      throw new IllegalArgumentException("--warmup must be 0 or more, --rounds and --preads 1 or"
+          + " more");
     }
     Configuration conf = new HdfsConfiguration();
     conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, dir.getAbsolutePath());
@@ -107,7 +118,7 @@ public final class HdfsBench {
       hpcConf.setBoolean(TransferConf.STRICT_KEY, true);
       try (FileSystem stock = FileSystem.newInstance(cluster.getURI(), stockConf);
           FileSystem hpc = FileSystem.newInstance(cluster.getURI(), hpcConf)) {
-        run(stock, hpc, sizes, rounds, replication, preads, csv);
+        run(stock, hpc, sizes, warmup, rounds, replication, preads, csv);
       }
       System.out.println("transfer counters: " + TransferMetrics.client());
       for (org.apache.hadoop.hdfs.server.datanode.DataNode dn : cluster.getDataNodes()) {
@@ -116,8 +127,8 @@ public final class HdfsBench {
     }
   }
 
-  private static void run(FileSystem stock, FileSystem hpc, List<Long> sizes, int rounds,
-      short replication, int preads, File csv) throws IOException {
+  private static void run(FileSystem stock, FileSystem hpc, List<Long> sizes, int warmup,
+      int rounds, short replication, int preads, File csv) throws IOException {
     PrintWriter out = csv == null ? null : new PrintWriter(csv, "UTF-8");
     if (out != null) {
       out.println("size_bytes,path,write_ms,read_ms,write_mbps,read_mbps,pread_us");
@@ -131,9 +142,9 @@ public final class HdfsBench {
       double[][] r = new double[2][rounds];
       double[][] p = new double[2][rounds];
       double[][] cpu = new double[2][rounds];
-      for (int round = 0; round < rounds; round++) {
+      for (int round = -warmup; round < rounds; round++) {
         for (int k = 0; k < 2; k++) {
-          int which = (round % 2 == 0) ? k : 1 - k; // alternate who goes first
+          int which = (Math.floorMod(round, 2) == 0) ? k : 1 - k; // alternate who goes first
           FileSystem fs = fss[which];
           Path f = new Path("/bench/" + names[which] + "-" + size + "-" + round);
           long t0 = System.nanoTime();
@@ -145,13 +156,18 @@ public final class HdfsBench {
           long t1 = System.nanoTime();
           long c1 = processCpuNanos();
           byte[] buf = new byte[1 << 20];
-          try (FSDataInputStream in = fs.open(f)) {
-            while (in.read(buf) > 0) {
-              // read to the end
+          // a 64 MiB read takes tens of ms here: read the file until READ_BYTES crossed, so one
+          // GC or scheduler hiccup does not decide a round
+          int passes = (int) Math.max(1, READ_BYTES / size);
+          for (int pass = 0; pass < passes; pass++) {
+            try (FSDataInputStream in = fs.open(f)) {
+              while (in.read(buf) > 0) {
+                // read to the end
+              }
             }
           }
           long t2 = System.nanoTime();
-          cpu[which][round] = (processCpuNanos() - c1) / 1e9 / (size / 1e9);
+          double cpuPerGb = (processCpuNanos() - c1) / 1e9 / ((double) passes * size / 1e9);
           Random rnd = new Random(round);
           byte[] small = new byte[4096];
           try (FSDataInputStream in = fs.open(f)) {
@@ -161,17 +177,24 @@ public final class HdfsBench {
             }
           }
           long t3 = System.nanoTime();
-          w[which][round] = (t1 - t0) / 1e6;
-          r[which][round] = (t2 - t1) / 1e6;
-          p[which][round] = (t3 - t2) / 1e3 / preads;
+          double writeMs = (t1 - t0) / 1e6;
+          double readMs = (t2 - t1) / 1e6 / passes; // one sequential read of the file
+          double preadUs = (t3 - t2) / 1e3 / preads;
           fs.delete(f, false);
-          System.out.printf(Locale.ROOT, "size %s round %d/%d %-5s write %7.1f MB/s, read %7.1f"
-              + " MB/s, 4 KiB pread %7.1f us%n", human(size), round + 1, rounds, names[which],
-              mbps(size, w[which][round]), mbps(size, r[which][round]), p[which][round]);
+          System.out.printf(Locale.ROOT, "size %s %s %-5s write %7.1f MB/s, read %7.1f"
+              + " MB/s, 4 KiB pread %7.1f us%n", human(size), round < 0 ? "warm-up"
+              : "round " + (round + 1) + "/" + rounds, names[which], mbps(size, writeMs),
+              mbps(size, readMs), preadUs);
+          if (round < 0) {
+            continue; // not counted
+          }
+          w[which][round] = writeMs;
+          r[which][round] = readMs;
+          p[which][round] = preadUs;
+          cpu[which][round] = cpuPerGb;
           if (out != null) {
             out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f%n", size, names[which],
-                w[which][round], r[which][round], mbps(size, w[which][round]),
-                mbps(size, r[which][round]), p[which][round]);
+                writeMs, readMs, mbps(size, writeMs), mbps(size, readMs), preadUs);
           }
         }
       }

@@ -4,6 +4,7 @@
 package org.hadoophpc.hdfs.transfer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -153,7 +154,7 @@ class ClientPipeOrderTest {
     answer(1, 1, "x");
     IOException e = assertThrows(IOException.class, () -> p.read(ByteBuffer.allocate(8)));
     assertTrue(e.getMessage().contains("sent message 1 while 0 was next"), e.getMessage());
-    assertTrue(!connection.open, "the connection is closed");
+    assertFalse(connection.open, "the connection is closed");
     p.close();
     assertEquals(0, pool.outstandingBuffers());
   }

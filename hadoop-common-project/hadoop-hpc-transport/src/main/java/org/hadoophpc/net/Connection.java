@@ -202,6 +202,35 @@ public interface Connection extends AutoCloseable {
     return true;
   }
 
+  /**
+   * Leaves the reading of this connection to the threads that wait on it: from now on the
+   * transport's own thread reads it only while nobody does, in its periodic sweep (at most 100 ms
+   * apart), and a thread that needs what the peer sends calls {@link #readOnCaller(long)}, which
+   * reads and dispatches on that thread. A message then costs one wake-up (of the waiting thread)
+   * instead of two (the transport's thread, then the waiting one). Completions run on whichever
+   * thread reads: use it only where completions never wait. Returns false, having changed
+   * nothing, when the transport does not do this (the default) or the connection is closed.
+   */
+  default boolean leaveReadsToCallers() {
+    return false;
+  }
+
+  /**
+   * On a connection that {@link #leaveReadsToCallers() leaves reads to callers}: reads and
+   * dispatches, on the calling thread, what the peer sent, waiting up to {@code timeoutNanos} for
+   * it. The caller must hold no lock a completion takes. Returns true when this thread read (or
+   * waited to); false at once when another thread is reading now (its completions will wake the
+   * caller the usual way), or the connection does not leave reads to callers (the default). Ends
+   * early on {@link #wakeReader()} and on an interrupt (whose status is kept).
+   */
+  default boolean readOnCaller(long timeoutNanos) {
+    return false;
+  }
+
+  /** Makes a thread inside {@link #readOnCaller(long)} return soon; any thread. */
+  default void wakeReader() {
+  }
+
   /** Closes the connection; pending operations fail with {@link ConnectionClosedException}. */
   @Override
   void close();

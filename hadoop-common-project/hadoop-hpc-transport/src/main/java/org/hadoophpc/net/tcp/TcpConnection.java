@@ -57,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * teardown); one protocol rule per part, each made once per connection: {@link TcpInbound}
  * (every check of what the peer sends, then dispatch), {@link TcpRegionServer} (the peer's
  * one-sided reads and writes against exposed regions), {@link TcpOutbound} (frames out whole,
- * one after another).
+ * one after another), {@link TcpCallerReads} (who reads once reads are left to callers).
  */
 final class TcpConnection implements Connection {
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
@@ -97,6 +97,8 @@ final class TcpConnection implements Connection {
   private final TcpOutbound outbound;
   /** Reading, checking and dispatch of what the peer sends. */
   private final TcpInbound inbound;
+  /** Who reads once reads are left to callers. */
+  private final TcpCallerReads callerReads;
 
   TcpConnection(TcpTransport transport, TcpEventLoop loop, SocketChannel channel,
       RequestHandler handler, InetSocketAddress remote) {
@@ -117,6 +119,7 @@ final class TcpConnection implements Connection {
     this.trusted = handler == null || !handler.authenticates();
     this.outbound = new TcpOutbound(this, channel);
     this.inbound = new TcpInbound(this, transport, loop, channel, outbound, ioTimeoutNanos);
+    this.callerReads = new TcpCallerReads(this, channel, io, inbound);
   }
 
   /** The transport's counters (bytes, failures). */
@@ -307,6 +310,21 @@ final class TcpConnection implements Connection {
     }
   }
 
+  @Override
+  public boolean leaveReadsToCallers() {
+    return callerReads.start();
+  }
+
+  @Override
+  public boolean readOnCaller(long timeoutNanos) {
+    return callerReads.read(timeoutNanos);
+  }
+
+  @Override
+  public void wakeReader() {
+    callerReads.wakeup();
+  }
+
   /** A claimed answer, from any thread. */
   private void answer(TcpResponder responder) {
     if (!open) {
@@ -471,7 +489,7 @@ final class TcpConnection implements Connection {
     return finished;
   }
 
-  private void died(IOException e) {
+  void died(IOException e) {
     closeNow("peer died or the connection broke: " + e.getMessage(), e, null);
   }
 
@@ -538,6 +556,9 @@ final class TcpConnection implements Connection {
     if (finished || inbound.overdue(now)) {
       return;
     }
+    if (!callerReads.onSweep() || finished) {
+      return;
+    }
     for (int i = 0; i < inflight.capacity(); i++) {
       TcpOp op = inflight.at(i);
       if (op != null && now - op.deadline >= 0) {
@@ -585,10 +606,13 @@ final class TcpConnection implements Connection {
     if (key != null) {
       transport.metrics().closed();
     }
-    loop.forget(this);
+    if (loop.inLoop()) {
+      loop.forget(this); // else its sweep drops it
+    }
     if (key != null) {
       key.cancel();
     }
+    callerReads.close();
     try {
       channel.close();
     } catch (IOException e) {

@@ -150,8 +150,13 @@ final class TcpEventLoop implements Runnable {
     connects.remove(p);
   }
 
+  /** {@code c} waits for pool memory: retried each turn. Any thread (a caller reading). */
   void starved(TcpConnection c) {
-    starved.add(c);
+    if (inLoop()) {
+      starved.add(c);
+    } else {
+      execute(() -> starved.add(c)); // false only when the loop is closing: nothing to retry
+    }
   }
 
   @Override
@@ -242,11 +247,18 @@ final class TcpEventLoop implements Runnable {
     for (int i = connections.size() - 1; i >= 0; i--) {
       if (i < connections.size()) {
         TcpConnection c = connections.get(i);
+        boolean gone;
         c.io().lock();
         try {
-          c.sweep(now);
+          gone = c.finished();
+          if (!gone) {
+            c.sweep(now);
+          }
         } finally {
           c.io().unlock();
+        }
+        if (gone) {
+          connections.remove(i); // closed by a caller reading it (TcpCallerReads)
         }
       }
     }

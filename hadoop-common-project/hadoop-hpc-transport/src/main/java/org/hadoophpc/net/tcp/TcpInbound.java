@@ -55,6 +55,10 @@ final class TcpInbound {
   /** A frame has begun to arrive (its first header byte) and is not complete yet. */
   private boolean inFrame;
   private long frameStartNanos;
+  /** The loop watches the socket for reading (false once reads are left to callers). */
+  private boolean loopReads = true;
+  /** Complete frames dispatched so far. */
+  private long dispatched;
 
   TcpInbound(TcpConnection conn, TcpTransport transport, TcpEventLoop loop,
       SocketChannel channel, TcpOutbound outbound, long ioTimeoutNanos) {
@@ -70,6 +74,11 @@ final class TcpInbound {
 
   void attach(SelectionKey selectionKey) {
     this.key = selectionKey;
+  }
+
+  /** Registered with the loop (the socket is watched). */
+  boolean attached() {
+    return key != null;
   }
 
   void onReadable() throws IOException {
@@ -145,6 +154,25 @@ final class TcpInbound {
       headerRead = false;
       inFrame = false;
       inHeader.clear();
+      dispatched++;
+    }
+  }
+
+  /** Complete frames dispatched so far (a caller that read learns whether it got one). */
+  long frames() {
+    return dispatched;
+  }
+
+  /** Reading waits for the pool or for answers, whoever reads. */
+  boolean blocked() {
+    return starved || throttled;
+  }
+
+  /** The loop stops watching the socket for reading; callers read it (TcpCallerReads). */
+  void leaveToCallers() {
+    loopReads = false;
+    if (key.isValid()) {
+      key.interestOps(key.interestOps() & ~SelectionKey.OP_READ);
     }
   }
 
@@ -290,13 +318,13 @@ final class TcpInbound {
   }
 
   private void stopReading() {
-    if (key.isValid()) {
+    if (loopReads && key.isValid()) {
       key.interestOps(key.interestOps() & ~SelectionKey.OP_READ);
     }
   }
 
   private void resumeReading() {
-    if (!starved && !throttled && key.isValid()) {
+    if (loopReads && !starved && !throttled && key.isValid()) {
       key.interestOps(key.interestOps() | SelectionKey.OP_READ);
     }
   }

@@ -18,9 +18,12 @@ import org.hadoophpc.net.ConnectionClosedException;
  * takes it only with {@code tryLock} and only when the connection is idle (nothing handed to
  * the loop and not yet written, nothing being written): then it writes its frame itself, on its
  * own thread, and a message costs no hand-off to the loop. What the socket does not take, and a
- * write that fails, are left to the loop. Callers never wait for the lock, so callbacks the loop
- * runs under it cannot deadlock with them; and a caller never runs user code under it: a file
- * answer's completion met while it writes runs after it unlocked.
+ * write that fails, are left to the loop. Writing callers never wait for the lock, so callbacks
+ * the loop runs under it cannot deadlock with them; and a caller never runs user code under it
+ * while writing: a file answer's completion met while it writes runs after it unlocked. The one
+ * caller that does wait for it is a reader of a connection that leaves reads to callers
+ * ({@link TcpCallerReads}), which holds no other lock then and runs completions under it, as
+ * the loop does.
  */
 final class TcpWriteLock {
   private final ReentrantLock lock = new ReentrantLock();

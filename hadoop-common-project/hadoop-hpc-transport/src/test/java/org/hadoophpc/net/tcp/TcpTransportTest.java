@@ -4,6 +4,7 @@
 package org.hadoophpc.net.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -270,6 +272,157 @@ class TcpTransportTest extends TransportConformanceTest {
       assertEquals(0, failedFrees.get());
     } finally {
       answerers.shutdownNow();
+    }
+  }
+
+  // ------------------------------------------------- reads left to callers (TcpCallerReads)
+
+  /** Sends one echo request whose completion records the thread that ran it. */
+  private CompletableFuture<Thread> echoRequest(int size, long seed) {
+    CompletableFuture<Thread> ranOn = new CompletableFuture<>();
+    assertTrue(connection.request(filled(client.bufferPool(), size, seed), new Completion<>() {
+      @Override
+      public void completed(Buffer answer) {
+        boolean same = answer.readableBytes() == size;
+        answer.release();
+        if (same) {
+          ranOn.complete(Thread.currentThread());
+        } else {
+          ranOn.completeExceptionally(new AssertionError("answer of " + size + " bytes expected"));
+        }
+      }
+
+      @Override
+      public void failed(Throwable cause) {
+        ranOn.completeExceptionally(cause);
+      }
+    }));
+    return ranOn;
+  }
+
+  /**
+   * Once reads are left to callers, a caller waiting on the connection reads the answer itself:
+   * its completion runs on that thread, not on the transport's.
+   */
+  @Test
+  void aCallerReadingTheConnectionRunsTheCompletionsItReads() throws Exception {
+    start(baseConf(), echo());
+    assertTrue(connection.leaveReadsToCallers());
+    assertTrue(connection.leaveReadsToCallers(), "asking twice changes nothing");
+    for (int i = 0; i < 50; i++) {
+      CompletableFuture<Thread> ranOn = echoRequest(1 + 9000 * i, i);
+      while (!ranOn.isDone()) {
+        assertTrue(connection.readOnCaller(TimeUnit.SECONDS.toNanos(1)));
+      }
+      assertEquals(Thread.currentThread(), ranOn.get(), "request " + i);
+    }
+  }
+
+  /**
+   * With nobody reading, answers still arrive (the loop's sweep reads the connection): a caller
+   * that never reads is slower, never stuck.
+   */
+  @Test
+  void answersArriveWhenNoCallerReads() throws Exception {
+    start(baseConf(), echo());
+    assertTrue(connection.leaveReadsToCallers());
+    for (int i = 0; i < 5; i++) {
+      Thread ranOn = echoRequest(100, i).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      assertTrue(ranOn.getName().startsWith("hpc-tcp-"), "read by the loop: " + ranOn);
+    }
+  }
+
+  /**
+   * One caller reads at a time: a second one is told at once to wait the usual way; a wake-up
+   * ends the first one's wait early; a connection that does not leave reads to callers refuses.
+   */
+  @Test
+  void oneCallerReadsAtATimeAndAWakeUpEndsItsWait() throws Exception {
+    start(baseConf(), new Holding());
+    assertFalse(connection.readOnCaller(1), "reads not left to callers yet");
+    assertTrue(connection.leaveReadsToCallers());
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try {
+      CountDownLatch inside = new CountDownLatch(1);
+      Future<Boolean> first = other.submit(() -> {
+        inside.countDown();
+        while (!connection.readOnCaller(TimeUnit.SECONDS.toNanos(WAIT_SECONDS * 4))) {
+          if (Thread.currentThread().isInterrupted()) {
+            return false;
+          }
+          Thread.onSpinWait(); // the main thread held the reader's place for a moment
+        }
+        return true;
+      });
+      inside.await();
+      waitFor(() -> !connection.readOnCaller(0), "the other thread to be reading");
+      connection.wakeReader();
+      assertTrue(first.get(WAIT_SECONDS, TimeUnit.SECONDS), "woken before its timeout");
+    } finally {
+      other.shutdownNow();
+    }
+  }
+
+  /**
+   * Closing a connection a caller is reading ends that caller's wait, and the socket is released
+   * (the peer sees the connection end).
+   */
+  @Test
+  void closingEndsACallersWaitAndReleasesTheSocket() throws Exception {
+    java.util.concurrent.atomic.AtomicReference<Connection> accepted =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    CountDownLatch peerClosed = new CountDownLatch(1);
+    start(baseConf(), new org.hadoophpc.net.RequestHandler() {
+      @Override
+      public void onRequest(Connection conn, Buffer request, Responder responder) {
+        accepted.set(conn);
+        request.release();
+        responder.respond(server.bufferPool().allocate(0));
+      }
+
+      @Override
+      public void onClose(Connection conn) {
+        peerClosed.countDown();
+      }
+    });
+    assertTrue(connection.leaveReadsToCallers());
+    CompletableFuture<Thread> hello = echoRequest(0, 0);
+    while (!hello.isDone()) {
+      connection.readOnCaller(TimeUnit.SECONDS.toNanos(1));
+    }
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try {
+      Future<Boolean> reading = other.submit(
+          () -> connection.readOnCaller(TimeUnit.SECONDS.toNanos(WAIT_SECONDS * 4)));
+      waitFor(() -> !connection.readOnCaller(0), "the other thread to be reading");
+      connection.close();
+      assertTrue(reading.get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertTrue(peerClosed.await(WAIT_SECONDS, TimeUnit.SECONDS), "the server saw the close");
+      assertFalse(connection.readOnCaller(0), "nothing to read on a closed connection");
+    } finally {
+      other.shutdownNow();
+    }
+  }
+
+  /** An interrupt ends a caller's wait and stays set for the caller to see. */
+  @Test
+  void anInterruptEndsACallersWaitAndIsKept() throws Exception {
+    start(baseConf(), new Holding());
+    assertTrue(connection.leaveReadsToCallers());
+    Thread.currentThread().interrupt();
+    try {
+      assertTrue(connection.readOnCaller(TimeUnit.SECONDS.toNanos(WAIT_SECONDS * 4)));
+      assertTrue(Thread.currentThread().isInterrupted());
+    } finally {
+      Thread.interrupted();
+    }
+  }
+
+  /** Holds every request unanswered (releasing its buffer). */
+  private static final class Holding implements org.hadoophpc.net.RequestHandler {
+    @Override
+    public void onRequest(Connection conn, Buffer request, Responder responder) {
+      request.release();
     }
   }
 }

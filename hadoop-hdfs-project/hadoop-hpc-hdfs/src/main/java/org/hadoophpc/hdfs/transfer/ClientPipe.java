@@ -151,6 +151,9 @@ final class ClientPipe extends Pipe {
               + ")");
         }
         p = started(c, transport.bufferPool(), metrics, chunk, window, park);
+        if (conf.callerReads) {
+          c.leaveReadsToCallers(); // false (the transport's thread reads) where it cannot
+        }
       } finally {
         answer.release();
       }
@@ -489,17 +492,29 @@ final class ClientPipe extends Pipe {
   protected void closeConnection() {
     long deadline = System.nanoTime() + LINGER_NANOS;
     boolean interrupted = false;
-    synchronized (this) {
-      while (acked < sent && connection.isOpen()) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
+    while (true) {
+      long left;
+      synchronized (this) {
+        left = deadline - System.nanoTime();
+        if (acked >= sent || !connection.isOpen() || left <= 0) {
           break;
         }
-        try {
-          TimeUnit.NANOSECONDS.timedWait(this, left);
-        } catch (InterruptedException e) {
-          interrupted = true;
-          break;
+      }
+      long slice = Math.min(left, TimeUnit.MILLISECONDS.toNanos(TransferSelector.POLL_MS));
+      if (connection.readOnCaller(slice)) { // the ACKs come to this thread (caller reads)
+        if (Thread.currentThread().isInterrupted()) {
+          break; // status kept
+        }
+        continue;
+      }
+      synchronized (this) {
+        if (acked < sent && connection.isOpen()) {
+          try {
+            TimeUnit.NANOSECONDS.timedWait(this, slice);
+          } catch (InterruptedException e) {
+            interrupted = true;
+            break;
+          }
         }
       }
     }

@@ -46,6 +46,19 @@ abstract class Pipe {
   }
 
   /**
+   * Reads the connection on this thread, waiting up to {@code timeoutNanos}, where its reads are
+   * left to callers; false when another thread reads it or the transport's thread does.
+   */
+  boolean readOnCaller(long timeoutNanos) {
+    return connection.readOnCaller(timeoutNanos);
+  }
+
+  /** Makes a thread inside {@link #readOnCaller(long)} return soon. */
+  void wakeReader() {
+    connection.wakeReader();
+  }
+
+  /**
    * Copies waiting bytes into {@code dst}: the count, 0 when nothing has arrived yet, -1 at the
    * end of the stream.
    */

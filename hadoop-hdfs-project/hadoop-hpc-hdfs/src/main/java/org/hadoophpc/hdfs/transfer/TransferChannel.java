@@ -63,6 +63,15 @@ final class TransferChannel extends SocketChannel {
     }
   }
 
+  /** Wakes the selectors waiting on this stream other than {@code me}. */
+  void signalOthers(TransferSelector me) {
+    for (TransferSelector s : watchers) {
+      if (s != me) {
+        s.changed();
+      }
+    }
+  }
+
   int readyOps() {
     int ops = 0;
     if (pipe.readable()) {

@@ -43,6 +43,13 @@ public final class TransferConf {
   public static final String PULLS_KEY = "dfs.hpc.datatransfer.pulls";
   /** Accepted streams waiting for an xceiver thread before new ones are refused (BUSY). */
   public static final String ACCEPT_QUEUE_KEY = "dfs.hpc.datatransfer.accept.queue";
+  /**
+   * The thread waiting on a transfer stream (a client's reader or writer, a DataNode's xceiver,
+   * a mirror's responder) reads the stream's connection itself where the transport can (tcp),
+   * instead of the transport's thread reading and handing each message over: one wake-up per
+   * message instead of two. Read by clients, mirrors and DataNodes alike.
+   */
+  public static final String CALLER_READS_KEY = "dfs.hpc.datatransfer.caller.reads";
 
   /** Not turned off ({@link Enabled#AUTO} or {@link Enabled#TRUE}). */
   final boolean enabled;
@@ -55,6 +62,7 @@ public final class TransferConf {
   final int window;
   final int pulls;
   final int acceptQueue;
+  final boolean callerReads;
   final long parkMaxMs;
   /** This process's {@code hadoop.hpc.transport.max.inflight}: requests a stream may have out. */
   final int maxInflight;
@@ -71,6 +79,7 @@ public final class TransferConf {
     window = conf.getInt(WINDOW_KEY, 4);
     pulls = conf.getInt(PULLS_KEY, 0); // 0: the transport's default, pulls(boolean)
     acceptQueue = conf.getInt(ACCEPT_QUEUE_KEY, 128);
+    callerReads = conf.getBoolean(CALLER_READS_KEY, true);
     long io = conf.getTimeDuration(TransportConfigKeys.IO_TIMEOUT_KEY,
         TransportConfigKeys.IO_TIMEOUT_DEFAULT, TimeUnit.MILLISECONDS);
     parkMaxMs = Math.max(100, io / 3);

@@ -105,6 +105,10 @@ final class TransferHandler implements RequestHandler {
     }
     ServerPipe pipe = new ServerPipe(connection, pool, metrics, conf.chunk, conf.window,
         conf.parkMaxMs, takesPackets);
+    if (conf.callerReads) {
+      // before the xceiver can see the stream: it reads its connection itself from the start
+      connection.leaveReadsToCallers(); // false (the transport's thread reads) where it cannot
+    }
     TransferPeer peer;
     try {
       peer = new TransferPeer(pipe, local);

@@ -23,6 +23,11 @@ import java.util.concurrent.TimeUnit;
  * changes; it also re-checks every {@value #POLL_MS} ms for the one wait nothing signals
  * (registered memory that freed up). An interrupt wakes it (through {@code begin()/end()}) with
  * the thread's interrupt status kept, so the caller raises {@code InterruptedIOException}.
+ *
+ * <p>Where the one channel waited on is a stream whose connection leaves its reads to callers
+ * ({@link Pipe#readOnCaller}), the waiting thread reads that connection itself instead of
+ * sleeping until the transport's thread hands it a message; when it stops, other threads waiting
+ * on the stream are woken so one of them reads next.
  */
 final class TransferSelector extends AbstractSelector {
   static final long POLL_MS = 20;
@@ -31,6 +36,11 @@ final class TransferSelector extends AbstractSelector {
   private final Set<SelectionKey> keys = new HashSet<>();
   private final Set<SelectionKey> selected = new HashSet<>();
   private boolean woken;
+  /** A channel's stream changed since the selecting thread last looked (guarded by lock). */
+  private boolean signalled;
+  /** The stream whose connection the selecting thread reads now, or null; and that thread. */
+  private volatile Pipe reading;
+  private volatile Thread readingThread;
 
   TransferSelector(SelectorProvider provider) {
     super(provider);
@@ -90,13 +100,22 @@ final class TransferSelector extends AbstractSelector {
       woken = true;
       lock.notifyAll();
     }
+    Pipe r = reading;
+    if (r != null) {
+      r.wakeReader();
+    }
     return this;
   }
 
   /** A registered channel's stream changed. */
   void changed() {
     synchronized (lock) {
+      signalled = true;
       lock.notifyAll();
+    }
+    Pipe r = reading;
+    if (r != null && Thread.currentThread() != readingThread) {
+      r.wakeReader(); // the selecting thread waits on the connection, not on the lock
     }
   }
 
@@ -123,8 +142,11 @@ final class TransferSelector extends AbstractSelector {
       begin();
     }
     try {
+      boolean mayRead = true;
       while (true) {
         dropCancelled();
+        TransferSelectionKey readKey;
+        long slice;
         synchronized (lock) {
           int n = collect();
           if (n > 0 || woken || !wait || Thread.currentThread().isInterrupted()) {
@@ -136,11 +158,35 @@ final class TransferSelector extends AbstractSelector {
           if (left <= 0) {
             return 0;
           }
-          try {
-            lock.wait(Math.min(left, POLL_MS));
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the caller sees it and raises its own error
+          slice = Math.min(left, POLL_MS);
+          readKey = mayRead ? soleKey() : null;
+          if (readKey == null) {
+            mayRead = true;
+            if (!signalled) { // else what changed (say, another reader left) is looked at first
+              try {
+                lock.wait(slice);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // the caller sees it and raises its own error
+              }
+            }
+            signalled = false;
+            continue;
           }
+          signalled = false;
+          readingThread = Thread.currentThread();
+          reading = readKey.transferChannel().pipe();
+        }
+        Pipe pipe = readKey.transferChannel().pipe();
+        boolean read;
+        try {
+          read = pipe.readOnCaller(TimeUnit.MILLISECONDS.toNanos(slice)); // no lock held
+        } finally {
+          reading = null;
+        }
+        if (read) {
+          readKey.transferChannel().signalOthers(this); // one of them reads next
+        } else {
+          mayRead = false; // another thread reads it: wait for its signal
         }
       }
     } finally {
@@ -148,6 +194,15 @@ final class TransferSelector extends AbstractSelector {
         end();
       }
     }
+  }
+
+  /** Under {@link #lock}: the one valid key registered, or null. */
+  private TransferSelectionKey soleKey() {
+    if (keys.size() != 1) {
+      return null;
+    }
+    SelectionKey k = keys.iterator().next();
+    return k.isValid() ? (TransferSelectionKey) k : null;
   }
 
   /** Under {@link #lock}: sets the ready keys; their number. */

@@ -492,6 +492,13 @@ final class ClientPipe extends Pipe {
   protected void closeConnection() {
     long deadline = System.nanoTime() + LINGER_NANOS;
     boolean interrupted = false;
+    boolean unanswered;
+    synchronized (this) {
+      unanswered = acked < sent;
+    }
+    if (unanswered && connection.isOpen()) {
+      pull(); // a DataNode holds DATA answers until it sends something: a PULL makes it send them
+    }
     while (true) {
       long left;
       synchronized (this) {

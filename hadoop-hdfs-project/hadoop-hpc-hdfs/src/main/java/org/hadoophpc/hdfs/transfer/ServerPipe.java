@@ -19,11 +19,14 @@ import org.hadoophpc.net.Connection;
 
 /**
  * The DataNode's end of a transfer stream. Upstream DATA requests are queued as they arrived
- * (no copy on the event thread) and acknowledged at once with the consumed count; the client
- * never has more than {@code window} unconsumed, and one more is a protocol violation that
- * closes the connection. Downstream bytes answer the oldest parked PULL; with none parked the
- * stream is not writable. A PULL parked longer than {@code parkMaxMs} is answered EMPTY (the
- * client re-posts it), so an idle stream never runs into the transport's io.timeout.
+ * (no copy on the event thread) and acknowledged with the consumed count right after the next
+ * answer this end sends (so a request/response exchange costs the client one wake-up, not two),
+ * when a PULL arrives, when {@code window} of them are held, or at the latest on the handler's
+ * timer (io.timeout / 6); the client never has more than {@code window} unconsumed, and one
+ * more is a protocol violation that closes the connection. Downstream bytes answer the oldest
+ * parked PULL; with none parked the stream is not writable. A PULL parked longer than
+ * {@code parkMaxMs} is answered EMPTY (the client re-posts it), so an idle stream never runs
+ * into the transport's io.timeout.
  */
 final class ServerPipe extends Pipe {
   private final BufferPool pool;
@@ -42,6 +45,11 @@ final class ServerPipe extends Pipe {
   private int nextUp;
   private int downSeq;
   private final java.util.HashMap<Integer, Buffer> early = new java.util.HashMap<>();
+  /** DATA requests not answered yet (their ACKs go after the next answer), oldest first. */
+  private final ArrayDeque<Long> heldAcks = new ArrayDeque<>();
+  private long heldSince;
+  /** Held DATA answers older than this go out on the handler's timer (its next tick). */
+  static final long ACK_DELAY_NANOS = 10_000_000L;
   /** File ranges from this size go by the transport's sendfile (where it has one). */
   static final int SENDFILE_MIN = 32 * 1024;
   /** The transport sends block files itself (tcp); then file answers not yet sent. */
@@ -123,7 +131,7 @@ final class ServerPipe extends Pipe {
 
   /** A DATA request (positioned after its header); event thread. */
   void onData(Buffer request, int seq, long requestId) {
-    long ack;
+    boolean flush;
     synchronized (this) {
       if (received - consumed >= window || seq - nextUp < 0 || seq - nextUp >= window
           || early.containsKey(seq)) {
@@ -134,9 +142,13 @@ final class ServerPipe extends Pipe {
         return;
       }
       received++;
-      ack = consumed;
-      reported = Math.max(reported, ack);
       early.put(seq, request);
+      heldAcks.add(requestId);
+      if (heldAcks.size() == 1) {
+        heldSince = System.nanoTime();
+      }
+      // at most window held: the client's requests in flight stay within its window + PULLs
+      flush = heldAcks.size() >= window;
     }
     while (true) { // in the client's order: a transport may deliver a later message first
       Buffer next;
@@ -149,11 +161,38 @@ final class ServerPipe extends Pipe {
       }
       arrived(next);
     }
-    answer(requestId, TransferWire.ACK, -1, ack);
+    if (flush) {
+      flushAcks();
+    }
+  }
+
+  /**
+   * Answers the held DATA requests (ACK with the consumed count). They are held so that an
+   * exchange's request costs no message of its own: its ACK follows the next answer (the
+   * client wakes once, for the answer), a PULL's arrival, or {@link #expireParked} soon after.
+   */
+  private void flushAcks() {
+    long[] ids;
+    long ack;
+    synchronized (this) {
+      if (heldAcks.isEmpty()) {
+        return;
+      }
+      ids = new long[heldAcks.size()];
+      for (int i = 0; i < ids.length; i++) {
+        ids[i] = heldAcks.poll();
+      }
+      ack = consumed;
+      reported = Math.max(reported, ack);
+    }
+    for (long id : ids) {
+      answer(id, TransferWire.ACK, -1, ack);
+    }
   }
 
   /** A PULL request; event thread. */
   void onPull(long requestId) {
+    flushAcks();
     byte type = 0;
     long ack;
     int seq = -1;
@@ -374,6 +413,7 @@ final class ServerPipe extends Pipe {
       throws IOException {
     try {
       connection.respondFile(a.id, a.buffer, file, position, length, fileSent);
+      flushAcks();
     } catch (RuntimeException e) {
       fileSent.failed(e); // the connection closed meanwhile
       a.buffer.release();
@@ -408,6 +448,13 @@ final class ServerPipe extends Pipe {
 
   /** Answers PULLs parked longer than park.max with EMPTY; called by the handler's timer. */
   void expireParked(long now) {
+    boolean flush;
+    synchronized (this) {
+      flush = !heldAcks.isEmpty() && now - heldSince >= ACK_DELAY_NANOS;
+    }
+    if (flush) {
+      flushAcks();
+    }
     while (true) {
       long id;
       long ack;
@@ -430,6 +477,7 @@ final class ServerPipe extends Pipe {
     synchronized (this) {
       parked.clear();
       parkedSince.clear();
+      heldAcks.clear(); // the transport failed them with the connection
       peerGone = true;
     }
     ended();
@@ -476,10 +524,19 @@ final class ServerPipe extends Pipe {
     }
     TransferWire.answerHeader(b.nio(), type, seq, ack);
     b.nio().flip();
-    send(id, b);
+    respond(id, b);
+    if (type != TransferWire.ACK) {
+      flushAcks();
+    }
   }
 
+  /** Answers a PULL with {@code b}, then the held DATA requests. */
   private void send(long id, Buffer b) {
+    respond(id, b);
+    flushAcks();
+  }
+
+  private void respond(long id, Buffer b) {
     try {
       connection.respond(id, b);
     } catch (IllegalStateException e) {

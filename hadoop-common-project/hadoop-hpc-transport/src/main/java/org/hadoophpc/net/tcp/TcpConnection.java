@@ -5,18 +5,15 @@ package org.hadoophpc.net.tcp;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.hadoophpc.net.AnswerSlots;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Completion;
 import org.hadoophpc.net.Completions;
@@ -24,7 +21,6 @@ import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.FileSpan;
 import org.hadoophpc.net.InflightTable;
-import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.SpareObjects;
@@ -49,12 +45,13 @@ import org.slf4j.LoggerFactory;
  * gathering write.
  *
  * <p>No garbage per message in steady state: operations ({@link TcpOp}) come from a small
- * per-connection pool, received requests use reusable {@link TcpResponder} slots (ids with a
- * generation, see {@link AnswerSlots}), frames the transport serves itself are pooled
+ * per-connection pool, received requests use reusable {@link TcpResponder} slots
+ * ({@link TcpAnswers}), frames the transport serves itself are pooled
  * ({@link ServedFrame}); the callback forms of the data-plane calls allocate nothing.
  *
- * <p>This class is the endpoint (API, operations and their deadlines, requests and answers,
- * teardown); one protocol rule per part, each made once per connection: {@link TcpInbound}
+ * <p>This class is the endpoint (API, operations and their deadlines, teardown); one protocol
+ * rule per part, each made once per connection: {@link TcpAnswers} (each request answered
+ * once, within the size limit), {@link TcpInbound}
  * (every check of what the peer sends, then dispatch), {@link TcpRegionServer} (the peer's
  * one-sided reads and writes against exposed regions), {@link TcpOutbound} (frames out whole,
  * one after another), {@link TcpCallerReads} (who reads once reads are left to callers).
@@ -75,8 +72,8 @@ final class TcpConnection implements Connection {
   private final ArrayBlockingQueue<OutboundFrame> outbox;
   /** Operation objects for reuse (taken by callers, given back by the loop). */
   private final SpareObjects<TcpOp> spareOps;
-  /** Received requests waiting for (or sending) their answers. */
-  private final AnswerSlots<TcpResponder> answers;
+  /** Received requests and their answers. */
+  private final TcpAnswers answers;
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private volatile boolean open = true;
   /** Guards the state below: held by the loop while it works here, by a caller writing now. */
@@ -85,8 +82,6 @@ final class TcpConnection implements Connection {
   // State guarded by io (the loop's, and a writing caller's).
   private SelectionKey key;
   private boolean finished;
-  /** Fails a delivered request whose handler threw; made once (no garbage per request). */
-  private final AnswerSlots.Refusal refusal = this::failIfUnanswered;
   /** Operations in flight: places (any thread), slots and ids (loop). */
   private final InflightTable<TcpOp> inflight;
   /** Requests handed to the handler and not yet answered (their answers not yet dequeued). */
@@ -114,8 +109,7 @@ final class TcpConnection implements Connection {
     this.outbox = new ArrayBlockingQueue<>(2 * maxInflight + 8);
     this.inflight = new InflightTable<>(maxInflight, Long.MAX_VALUE);
     this.spareOps = new SpareObjects<>(maxInflight, () -> new TcpOp(this));
-    this.answers = new AnswerSlots<>(handler == null ? 1 : maxInflight,
-        i -> new TcpResponder(this, i));
+    this.answers = new TcpAnswers(this, handler == null ? 1 : maxInflight, maxMessageSize);
     this.trusted = handler == null || !handler.authenticates();
     this.outbound = new TcpOutbound(this, channel);
     this.inbound = new TcpInbound(this, transport, loop, channel, outbound, ioTimeoutNanos);
@@ -226,14 +220,7 @@ final class TcpConnection implements Connection {
 
   @Override
   public void respond(long requestId, Buffer response) {
-    int n = response.readableBytes();
-    if (n > maxMessageSize) {
-      throw new IllegalArgumentException("response of " + n + " bytes exceeds "
-          + "hadoop.hpc.transport.max.message.size=" + maxMessageSize);
-    }
-    TcpResponder r = answers.claimOrThrow(requestId, this);
-    r.answer(response, RemoteFailureException.NO_CODE, null);
-    answer(r);
+    answers.respond(requestId, response);
   }
 
   @Override
@@ -249,52 +236,19 @@ final class TcpConnection implements Connection {
   @Override
   public boolean respondFile(long requestId, Buffer head, FileChannel file, long position,
       int length, Completion<Void> done) {
-    long total = (long) length + (head == null ? 0 : head.readableBytes());
-    if (total > maxMessageSize || length < 0 || position < 0) {
-      throw new IllegalArgumentException("file answer of " + total + " bytes at " + position
-          + " (hadoop.hpc.transport.max.message.size=" + maxMessageSize + ")");
-    }
-    TcpResponder r = answers.claimOrThrow(requestId, this);
-    r.answerFile(head, file, position, length, done);
-    answer(r);
+    answers.respondFile(requestId, head, file, position, length, done);
     return true;
   }
 
   @Override
   public boolean respondFiles(long requestId, List<FileSpan> spans) {
-    long total = 0;
-    for (FileSpan s : spans) {
-      total += s.length();
-    }
-    if (total > maxMessageSize || spans.isEmpty()) {
-      throw new IllegalArgumentException("file answer of " + total + " bytes in " + spans.size()
-          + " spans (hadoop.hpc.transport.max.message.size=" + maxMessageSize + ")");
-    }
-    TcpResponder r = answers.claimOrThrow(requestId, this);
-    r.answerFiles(spans.toArray(new FileSpan[0]), (int) total);
-    answer(r);
+    answers.respondFiles(requestId, spans);
     return true;
   }
 
   @Override
   public void fail(long requestId, int code, String message) {
-    RemoteFailureException.checkCode(code);
-    TcpResponder r = answers.claimOrThrow(requestId, this);
-    r.answer(null, code, errorText(message));
-    answer(r);
-  }
-
-  /** Fails the request unless already answered (a handler that threw). */
-  private void failIfUnanswered(long requestId, String message) {
-    TcpResponder r = answers.claim(requestId);
-    if (r != null) {
-      r.answer(null, RemoteFailureException.NO_CODE, errorText(message));
-      answer(r);
-    }
-  }
-
-  private static ByteBuffer errorText(String message) {
-    return ByteBuffer.wrap(String.valueOf(message).getBytes(StandardCharsets.UTF_8));
+    answers.fail(requestId, code, message);
   }
 
   @Override
@@ -325,8 +279,8 @@ final class TcpConnection implements Connection {
     callerReads.wakeup();
   }
 
-  /** A claimed answer, from any thread. */
-  private void answer(TcpResponder responder) {
+  /** A claimed answer goes out (or is dropped when closed); any thread. */
+  void send(TcpResponder responder) {
     if (!open) {
       responder.dropped();
       return;
@@ -502,9 +456,7 @@ final class TcpConnection implements Connection {
       return;
     }
     unanswered++;
-    TcpResponder slot = answers.next();
-    slot.opId = opId;
-    answers.dispatch(slot, handler, this, request, refusal);
+    answers.dispatch(opId, request, handler);
   }
 
   String localAddress() {

@@ -155,6 +155,7 @@ final class TcpCallerReads {
         return -1;
       }
       unthrottle();
+      inbound.unstarve(); // retried here, every millisecond while the pool stays exhausted
       long before = inbound.frames();
       try {
         inbound.onReadable();
@@ -198,6 +199,7 @@ final class TcpCallerReads {
       return true;
     }
     try {
+      inbound.unstarve();
       inbound.onReadable();
       return true;
     } catch (IOException e) {

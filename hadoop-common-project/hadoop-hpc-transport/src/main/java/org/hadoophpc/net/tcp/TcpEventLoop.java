@@ -150,13 +150,8 @@ final class TcpEventLoop implements Runnable {
     connects.remove(p);
   }
 
-  /** {@code c} waits for pool memory: retried each turn. Any thread (a caller reading). */
   void starved(TcpConnection c) {
-    if (inLoop()) {
-      starved.add(c);
-    } else {
-      execute(() -> starved.add(c)); // false only when the loop is closing: nothing to retry
-    }
+    starved.add(c);
   }
 
   @Override

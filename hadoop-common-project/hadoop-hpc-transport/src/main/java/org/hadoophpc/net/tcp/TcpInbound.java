@@ -291,7 +291,9 @@ final class TcpInbound {
   private void starve() {
     starved = true;
     stopReading();
-    loop.starved(conn);
+    if (loopReads || loop.inLoop()) {
+      loop.starved(conn); // a reading caller retries by itself (TcpCallerReads)
+    }
   }
 
   /** Reads again if starved (the loop retries on each turn); false if it was not starved. */

@@ -51,6 +51,26 @@ public interface Connection extends AutoCloseable {
   boolean request(Buffer request, Completion<Buffer> completion);
 
   /**
+   * Sends the first {@code count} of {@code requests} as {@link #request(Buffer, Completion)}
+   * would, each answered once through {@code completion}, together where the transport can
+   * (tcp: one gathering write when the connection is idle).
+   *
+   * @return how many were taken, from the first on; the others (back-pressure) are still the
+   *         caller's
+   * @throws IllegalArgumentException when one exceeds
+   *         {@code hadoop.hpc.transport.max.message.size} (the ones from it on are still the
+   *         caller's)
+   */
+  default int request(Buffer[] requests, int count, Completion<Buffer> completion) {
+    for (int i = 0; i < count; i++) {
+      if (!request(requests[i], completion)) {
+        return i;
+      }
+    }
+    return count;
+  }
+
+  /**
    * Reads {@code length} bytes at {@code offset} of the peer's {@code region} into
    * {@code destination} at its position (which advances). {@code destination} stays owned by
    * the caller and must not be released before the completion is called.
@@ -110,6 +130,26 @@ public interface Connection extends AutoCloseable {
    *         {@code hadoop.hpc.transport.max.message.size}
    */
   void respond(long requestId, Buffer response);
+
+  /**
+   * Answers the first {@code count} of {@code requestIds} with the matching {@code responses},
+   * as {@link #respond(long, Buffer)} would, together where the transport can (tcp: one
+   * gathering write when the connection is idle). A request that cannot be answered (answered
+   * before, or not one of this connection's) has its response released and is skipped.
+   *
+   * @throws IllegalArgumentException when a response exceeds
+   *         {@code hadoop.hpc.transport.max.message.size} (it and the ones after it are still
+   *         the caller's)
+   */
+  default void respond(long[] requestIds, Buffer[] responses, int count) {
+    for (int i = 0; i < count; i++) {
+      try {
+        respond(requestIds[i], responses[i]);
+      } catch (IllegalStateException e) {
+        responses[i].release();
+      }
+    }
+  }
 
   /**
    * Fails the request {@code requestId} on the peer with {@code code} and {@code message}: the

@@ -26,6 +26,11 @@ interface OutboundFrame {
     return true;
   }
 
+  /** After {@link #start}: bytes from a file follow the payload ({@link #transferRest}). */
+  default boolean followsFromFile() {
+    return false;
+  }
+
   /** The frame went out completely. */
   void sent();
 

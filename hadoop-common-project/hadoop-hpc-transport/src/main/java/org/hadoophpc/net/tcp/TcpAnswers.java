@@ -58,6 +58,31 @@ final class TcpAnswers {
     conn.send(r);
   }
 
+  /** Several answers, in one write where the connection allows (Connection's rule). */
+  void respond(long[] requestIds, Buffer[] responses, int count) {
+    for (int i = 0; i < count; i++) {
+      int n = responses[i].readableBytes();
+      if (n > maxMessageSize) {
+        throw new IllegalArgumentException("response of " + n + " bytes exceeds "
+            + "hadoop.hpc.transport.max.message.size=" + maxMessageSize);
+      }
+    }
+    TcpResponder[] claimed = new TcpResponder[count];
+    int k = 0;
+    for (int i = 0; i < count; i++) {
+      TcpResponder r;
+      try {
+        r = slots.claimOrThrow(requestIds[i], conn);
+      } catch (IllegalStateException e) {
+        responses[i].release();
+        continue;
+      }
+      r.answer(responses[i], RemoteFailureException.NO_CODE, null);
+      claimed[k++] = r;
+    }
+    conn.send(claimed, k);
+  }
+
   void respondFile(long requestId, Buffer head, FileChannel file, long position, int length,
       Completion<Void> done) {
     long total = (long) length + (head == null ? 0 : head.readableBytes());

@@ -10,7 +10,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -34,10 +33,8 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: the public methods may be called from any thread. Everything else (socket,
  * operation slots, frame state) is guarded by {@link #io}, which the loop holds whenever it works
  * on this connection; a caller finding the connection idle writes its frame itself
- * ({@link TcpWriteLock}), else it hands the frame to the loop through {@link #outbox}, a bounded
- * queue that cannot overflow: it holds at most {@code max.inflight} operations (the in-flight
- * count is taken before enqueueing) plus at most {@code max.inflight} answers (the loop stops
- * reading requests while that many are unanswered). Either way frames leave in order.
+ * ({@link TcpWriteLock}), else it hands the frame to the loop through {@link TcpOutbox}, a
+ * bounded queue. Either way frames leave in order.
  *
  * <p>Buffers: incoming payloads are read straight into pooled buffers; when the pool is
  * exhausted the connection stops reading (TCP flow control pushes back on the peer) and the loop
@@ -69,7 +66,8 @@ final class TcpConnection implements Connection {
   private final int maxMessageSize;
   private final long ioTimeoutNanos;
 
-  private final ArrayBlockingQueue<OutboundFrame> outbox;
+  /** How a caller's frame leaves: written now by the caller, or queued for the loop. */
+  private final TcpOutbox outbox;
   /** Operation objects for reuse (taken by callers, given back by the loop). */
   private final SpareObjects<TcpOp> spareOps;
   /** Received requests and their answers. */
@@ -106,8 +104,8 @@ final class TcpConnection implements Connection {
     this.maxInflight = transport.conf().maxInflight();
     this.maxMessageSize = transport.conf().maxMessageSize();
     this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
-    this.outbox = new ArrayBlockingQueue<>(2 * maxInflight + 8);
     this.inflight = new InflightTable<>(maxInflight, Long.MAX_VALUE);
+    this.outbox = new TcpOutbox(this, io, inflight, maxInflight);
     this.spareOps = new SpareObjects<>(maxInflight, () -> new TcpOp(this));
     this.answers = new TcpAnswers(this, handler == null ? 1 : maxInflight, maxMessageSize);
     this.trusted = handler == null || !handler.authenticates();
@@ -187,6 +185,31 @@ final class TcpConnection implements Connection {
   }
 
   @Override
+  public int request(Buffer[] requests, int count, Completion<Buffer> completion) {
+    Objects.requireNonNull(completion, "completion");
+    for (int i = 0; i < count; i++) {
+      checkSize("request", requests[i].readableBytes());
+    }
+    if (!open) {
+      for (int i = 0; i < count; i++) {
+        requests[i].release();
+        Completions.fail(completion, closedNow("request"));
+      }
+      return count;
+    }
+    TcpOp[] ops = new TcpOp[count];
+    int n = 0;
+    long deadline = System.nanoTime() + ioTimeoutNanos;
+    while (n < count && reserve()) {
+      ops[n] = spareOps.take().start(TcpFrame.REQUEST, requests[n], 0, 0, 0, deadline,
+          completion);
+      n++;
+    }
+    outbox.send(ops, n);
+    return n;
+  }
+
+  @Override
   public boolean read(RemoteRegion region, long offset, int length, Buffer destination,
       Completion<Void> completion) {
     Objects.requireNonNull(completion, "completion");
@@ -221,6 +244,11 @@ final class TcpConnection implements Connection {
   @Override
   public void respond(long requestId, Buffer response) {
     answers.respond(requestId, response);
+  }
+
+  @Override
+  public void respond(long[] requestIds, Buffer[] responses, int count) {
+    answers.respond(requestIds, responses, count);
   }
 
   @Override
@@ -285,9 +313,21 @@ final class TcpConnection implements Connection {
       responder.dropped();
       return;
     }
-    if (!writeNow(responder)) {
-      enqueue(responder);
+    outbox.send(responder);
+  }
+
+  /** Claimed answers go out together (or are dropped when closed); any thread. */
+  void send(TcpResponder[] responders, int count) {
+    if (count == 0) {
+      return;
     }
+    if (!open) {
+      for (int i = 0; i < count; i++) {
+        responders[i].dropped();
+      }
+      return;
+    }
+    outbox.send(responders, count);
   }
 
   private void checkSize(String what, int bytes) {
@@ -314,18 +354,8 @@ final class TcpConnection implements Connection {
     }
     TcpOp op = spareOps.take().start(type, buffer, key, offset, length, System.nanoTime()
         + ioTimeoutNanos, completion);
-    if (!writeNow(op)) {
-      enqueue(op);
-    }
+    outbox.send(op);
     return true;
-  }
-
-  /**
-   * Writes {@code frame} on the caller's thread when the connection is idle (see
-   * {@link TcpWriteLock}); false when it must go through the outbox.
-   */
-  private boolean writeNow(OutboundFrame frame) {
-    return outbox.isEmpty() && io.tryWrite(frame, this);
   }
 
   /** Nothing queued for the loop or being written, and open: a caller may write now. */
@@ -338,6 +368,22 @@ final class TcpConnection implements Connection {
    * afterwards (the frame left half written, reading to resume).
    */
   boolean writeByCaller(OutboundFrame frame) throws IOException {
+    boolean handToLoop = add(frame);
+    outbound.flush();
+    return handToLoop || outbound.hasWork();
+  }
+
+  /** {@link #writeByCaller(OutboundFrame)} of several frames, in one gathering write. */
+  boolean writeByCaller(OutboundFrame[] frames, int count) throws IOException {
+    boolean handToLoop = false;
+    for (int i = 0; i < count; i++) {
+      handToLoop |= add(frames[i]);
+    }
+    outbound.flush();
+    return handToLoop || outbound.hasWork();
+  }
+
+  private boolean add(OutboundFrame frame) {
     boolean handToLoop = false;
     if (frame instanceof TcpOp op) {
       inflight.add(op); // before the write: the answer may be read the moment the lock goes
@@ -347,8 +393,7 @@ final class TcpConnection implements Connection {
       handToLoop = inbound.throttled() && unanswered < answerLimit();
     }
     outbound.add(frame);
-    outbound.flush();
-    return handToLoop || outbound.hasWork();
+    return handToLoop;
   }
 
   /** A file answer is over: tells its completion (after unlocking when a caller wrote it). */
@@ -367,14 +412,6 @@ final class TcpConnection implements Connection {
     if (io.heldByMe() && !finished) {
       answers.recycle(r);
     }
-  }
-
-  private void enqueue(OutboundFrame frame) {
-    if (!outbox.offer(frame)) {
-      // Cannot happen while the bounds in the class comment hold.
-      throw new IllegalStateException("outbox of connection to " + peer + " overflowed");
-    }
-    schedule();
   }
 
   void schedule() {
@@ -551,7 +588,7 @@ final class TcpConnection implements Connection {
   void closeNow(String reason, Throwable cause, TcpOp timedOut) {
     open = false;
     if (finished) {
-      failOutbox(reason, cause);
+      outbox.fail(reason, cause);
       return;
     }
     finished = true;
@@ -592,17 +629,7 @@ final class TcpConnection implements Connection {
 
   /** Drops whatever is (or raced) into the outbox of a closed connection; any thread. */
   void failOutbox(String reason, Throwable cause) {
-    OutboundFrame f;
-    while ((f = outbox.poll()) != null) {
-      f.dropped();
-      if (f instanceof TcpOp op) {
-        if (!op.retired) {
-          op.retired = true;
-          inflight.release();
-        }
-        op.finish(null, op.closed(reason, cause));
-      }
-    }
+    outbox.fail(reason, cause);
   }
 
   @Override

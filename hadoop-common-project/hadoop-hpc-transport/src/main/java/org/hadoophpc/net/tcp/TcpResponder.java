@@ -94,6 +94,11 @@ final class TcpResponder extends AnswerSlots.Slot implements OutboundFrame {
   }
 
   @Override
+  public boolean followsFromFile() {
+    return file != null;
+  }
+
+  @Override
   public boolean transferRest(WritableByteChannel out) throws IOException {
     while (true) {
       if (fileLeft == 0) {

@@ -59,6 +59,16 @@ final class TcpWriteLock {
    * unlocking) when it must look at the connection.
    */
   boolean tryWrite(OutboundFrame frame, TcpConnection conn) {
+    return tryWrite(frame, null, 1, conn);
+  }
+
+  /** {@link #tryWrite(OutboundFrame, TcpConnection)} of several frames, in one write. */
+  boolean tryWrite(OutboundFrame[] frames, int count, TcpConnection conn) {
+    return tryWrite(null, frames, count, conn);
+  }
+
+  private boolean tryWrite(OutboundFrame frame, OutboundFrame[] frames, int count,
+      TcpConnection conn) {
     if (!lock.tryLock()) {
       return false;
     }
@@ -72,7 +82,8 @@ final class TcpWriteLock {
       Thread outer = writer;
       writer = Thread.currentThread();
       try {
-        handToLoop = conn.writeByCaller(frame);
+        handToLoop = frames == null ? conn.writeByCaller(frame)
+            : conn.writeByCaller(frames, count);
       } catch (IOException e) {
         brokenBy = e; // the frame is the connection's now: the loop's close drops it
         handToLoop = true;

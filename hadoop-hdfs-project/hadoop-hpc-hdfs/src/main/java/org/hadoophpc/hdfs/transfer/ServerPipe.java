@@ -172,22 +172,49 @@ final class ServerPipe extends Pipe {
    * client wakes once, for the answer), a PULL's arrival, or {@link #expireParked} soon after.
    */
   private void flushAcks() {
-    long[] ids;
-    long ack;
+    sendWithAcks(-1, null);
+  }
+
+  /**
+   * Answers {@code id} with {@code b} (when not null), then the held DATA requests with an ACK
+   * each, all together (one write on tcp).
+   */
+  private void sendWithAcks(long id, Buffer b) {
+    long[] held = null;
+    long ack = 0;
     synchronized (this) {
-      if (heldAcks.isEmpty()) {
-        return;
+      if (!heldAcks.isEmpty()) {
+        held = new long[heldAcks.size()];
+        for (int i = 0; i < held.length; i++) {
+          held[i] = heldAcks.poll();
+        }
+        ack = consumed;
+        reported = Math.max(reported, ack);
       }
-      ids = new long[heldAcks.size()];
-      for (int i = 0; i < ids.length; i++) {
-        ids[i] = heldAcks.poll();
+    }
+    int n = (b == null ? 0 : 1) + (held == null ? 0 : held.length);
+    if (n == 0) {
+      return;
+    }
+    long[] ids = new long[n];
+    Buffer[] answers = new Buffer[n];
+    int k = 0;
+    if (b != null) {
+      ids[k] = id;
+      answers[k++] = b;
+    }
+    for (int i = 0; held != null && i < held.length; i++) {
+      Buffer a = pool.allocate(TransferWire.ANSWER_HEADER);
+      if (a == null) {
+        connection.fail(held[i], TransferError.BUSY.code, "no registered memory for an answer");
+        continue;
       }
-      ack = consumed;
-      reported = Math.max(reported, ack);
+      TransferWire.answerHeader(a.nio(), TransferWire.ACK, -1, ack);
+      a.nio().flip();
+      ids[k] = held[i];
+      answers[k++] = a;
     }
-    for (long id : ids) {
-      answer(id, TransferWire.ACK, -1, ack);
-    }
+    connection.respond(ids, answers, k);
   }
 
   /** A PULL request; event thread. */
@@ -220,15 +247,31 @@ final class ServerPipe extends Pipe {
 
   @Override
   protected void consumed(int n) {
+    synchronized (this) {
+      consumed += n;
+    }
+    // a client streaming DATA (more already here) may soon be held by its window: credit now
+    returnCredit(true);
+  }
+
+  @Override
+  protected void drained() {
+    returnCredit(false); // the reader waits for DATA: the client may be held by its window
+  }
+
+  /**
+   * Credit goes back on its own (an EMPTY answer) only when the client may be held by it: half
+   * the window or more unacknowledged, and more DATA already waiting ({@code streaming}) or the
+   * reader waiting for more. Otherwise the next answer carries it (a request/response exchange
+   * then costs no extra messages: a read's op is answered by its response).
+   */
+  private void returnCredit(boolean streaming) {
     long id = -1;
     long ack;
     synchronized (this) {
-      consumed += n;
       ack = consumed;
-      // Credit goes back on its own (an EMPTY answer) only when the client may be held by it:
-      // half the window or more unacknowledged. Otherwise the next ACK or DATA answer carries
-      // it, and a request/response exchange costs no extra messages.
-      if (ack > reported && received - reported >= Math.max(1, window / 2)) {
+      if (ack > reported && received - reported >= Math.max(1, window / 2)
+          && (!streaming || received > consumed)) {
         if (parked.isEmpty()) {
           creditOwed = true;
         } else {
@@ -524,16 +567,16 @@ final class ServerPipe extends Pipe {
     }
     TransferWire.answerHeader(b.nio(), type, seq, ack);
     b.nio().flip();
-    respond(id, b);
-    if (type != TransferWire.ACK) {
-      flushAcks();
+    if (type == TransferWire.ACK) {
+      respond(id, b);
+    } else {
+      sendWithAcks(id, b);
     }
   }
 
   /** Answers a PULL with {@code b}, then the held DATA requests. */
   private void send(long id, Buffer b) {
-    respond(id, b);
-    flushAcks();
+    sendWithAcks(id, b);
   }
 
   private void respond(long id, Buffer b) {

@@ -43,6 +43,8 @@ public final class HdfsBench {
   private static final int OFFSET = -30000;
   /** Each round reads its file sequentially until this many bytes were read. */
   private static final long READ_BYTES = 256L << 20;
+  /** Each round writes files of its size until this many bytes were written. */
+  private static final long WRITE_BYTES = 64L << 20;
 
   private HdfsBench() {
   }
@@ -95,6 +97,11 @@ public final class HdfsBench {
     conf.set("dfs.datanode.plugins", RdmaDataTransferPlugin.class.getName());
     conf.setInt(TransferConf.PORT_OFFSET_KEY, "verbs".equals(transport) ? 0 : OFFSET);
     conf.setLong("dfs.blocksize", 128L << 20);
+    // A file's close asks the NameNode to complete it, which fails until a DataNode reported
+    // the last block; the client then sleeps 400 ms (stock default) before asking again. That
+    // race, not the transfer, decided single writes here (16 MiB in 0.16 s or 0.56 s, either
+    // client): both clients retry after 5 ms instead (--conf overrides it).
+    conf.setInt("dfs.client.block.write.locateFollowingBlock.initial.delay.ms", 5);
     for (String[] kv : settings) {
       conf.set(kv[0], kv[1]);
       System.out.println("setting " + kv[0] + "=" + kv[1]);
@@ -147,10 +154,17 @@ public final class HdfsBench {
           int which = (Math.floorMod(round, 2) == 0) ? k : 1 - k; // alternate who goes first
           FileSystem fs = fss[which];
           Path f = new Path("/bench/" + names[which] + "-" + size + "-" + round);
+          // a 16 MiB write takes ~0.1 s here: write files until WRITE_BYTES crossed (each the
+          // size measured), so one GC or writeback hiccup does not decide a round
+          int writes = (int) Math.max(1, WRITE_BYTES / size);
           long t0 = System.nanoTime();
-          try (FSDataOutputStream o = fs.create(f, true, 65536, replication, 128L << 20)) {
-            for (long left = size; left > 0; left -= chunk.length) {
-              o.write(chunk, 0, (int) Math.min(chunk.length, left));
+          for (int pass = 0; pass < writes; pass++) {
+            Path target = pass == 0 ? f : new Path(f + "-w" + pass);
+            try (FSDataOutputStream o = fs.create(target, true, 65536, replication,
+                128L << 20)) {
+              for (long left = size; left > 0; left -= chunk.length) {
+                o.write(chunk, 0, (int) Math.min(chunk.length, left));
+              }
             }
           }
           long t1 = System.nanoTime();
@@ -177,10 +191,13 @@ public final class HdfsBench {
             }
           }
           long t3 = System.nanoTime();
-          double writeMs = (t1 - t0) / 1e6;
+          double writeMs = (t1 - t0) / 1e6 / writes; // one file written
           double readMs = (t2 - t1) / 1e6 / passes; // one sequential read of the file
           double preadUs = (t3 - t2) / 1e3 / preads;
           fs.delete(f, false);
+          for (int pass = 1; pass < writes; pass++) {
+            fs.delete(new Path(f + "-w" + pass), false);
+          }
           System.out.printf(Locale.ROOT, "size %s %s %-5s write %7.1f MB/s, read %7.1f"
               + " MB/s, 4 KiB pread %7.1f us%n", human(size), round < 0 ? "warm-up"
               : "round " + (round + 1) + "/" + rounds, names[which], mbps(size, writeMs),

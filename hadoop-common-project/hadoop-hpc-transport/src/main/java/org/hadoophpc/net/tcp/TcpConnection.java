@@ -441,6 +441,9 @@ final class TcpConnection implements Connection {
       }
       drainOutbox();
       outbound.flush();
+      if (inbound.hasStaged() && !inbound.blocked()) {
+        inbound.onReadable(); // frames read ahead while reading was throttled: no event brings them
+      }
     } catch (IOException e) {
       died(e);
     }

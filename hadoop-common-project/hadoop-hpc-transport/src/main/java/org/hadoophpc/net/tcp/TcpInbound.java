@@ -24,16 +24,24 @@ import org.slf4j.LoggerFactory;
  * and close frames of at most {@link Connection#UNTRUSTED_MAX_MESSAGE_BYTES} are admitted; a
  * frame must arrive in full, and the peer authenticate, within {@code io.timeout}. A peer
  * breaking a rule is closed with one WARN line naming it. This is one connection's reading
- * side: frames read straight into pooled buffers (reading stops while the pool is exhausted or
- * too many requests are unanswered), then dispatch of each complete frame by type.
+ * side: frames read ahead into a small buffer of its own and copied out (a header and a small
+ * payload, and the frames behind them, cost one read), a large payload still to come read
+ * straight into its pooled buffer (reading stops while the pool is exhausted or too many
+ * requests are unanswered), then dispatch of each complete frame by type.
  *
  * <p>Belongs to the connection's event loop, as its connection does.
  */
 final class TcpInbound {
   /** The connection's logger: the lines are the connection's. */
   private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
-  /** Frames read per readiness event before other connections get their turn. */
+  /** Socket reads per readiness event before other connections get their turn. */
   private static final int READ_BUDGET = 64;
+  /**
+   * Bytes read ahead from the socket: a header and a small payload, and the frames behind them,
+   * come in one read and are copied out of it (a payload of this size or more that has not
+   * arrived yet is read straight into its pooled buffer).
+   */
+  static final int STAGING_BYTES = 8192;
 
   private final TcpConnection conn;
   private final TcpEventLoop loop;
@@ -47,6 +55,8 @@ final class TcpInbound {
 
   private SelectionKey key;
   private final ByteBuffer inHeader = ByteBuffer.allocateDirect(TcpFrame.HEADER_BYTES);
+  /** Read ahead, not yet parsed (read mode: position to limit); allocated at the first read. */
+  private ByteBuffer staging;
   private boolean headerRead;
   private Buffer inPayload;
   /** Not reading: the pool was exhausted (retried by the loop) or too many unanswered. */
@@ -82,7 +92,13 @@ final class TcpInbound {
   }
 
   void onReadable() throws IOException {
-    for (int frames = 0; frames < READ_BUDGET; frames++) {
+    if (staging == null) {
+      staging = ByteBuffer.allocateDirect(STAGING_BYTES);
+      staging.flip();
+    }
+    int reads = 0;
+    boolean mayRead = true; // false once a read left the socket (most likely) empty
+    while (true) {
       if (conn.finished() || starved || throttled) {
         return;
       }
@@ -92,17 +108,27 @@ final class TcpInbound {
           stopReading();
           return;
         }
-        int n = channel.read(inHeader);
-        if (n < 0) {
-          conn.closeNow("closed by peer (end of stream)", null, null);
-          return;
+        if (!staging.hasRemaining()) {
+          if (!mayRead || reads++ >= READ_BUDGET) {
+            return;
+          }
+          int n = fill();
+          if (n < 0) {
+            conn.closeNow("closed by peer (end of stream)", null, null);
+            return;
+          }
+          if (n == 0) {
+            return;
+          }
+          mayRead = n == STAGING_BYTES;
         }
-        if (n > 0 && !inFrame) {
+        if (!inFrame) {
           inFrame = true;
           frameStartNanos = System.nanoTime();
         }
+        copyStaged(inHeader);
         if (inHeader.hasRemaining()) {
-          return;
+          continue;
         }
         if (!checkHeader()) {
           return;
@@ -122,10 +148,21 @@ final class TcpInbound {
       if (length > 0) {
         ByteBuffer dst = inPayload.nio();
         if (dst.hasRemaining()) {
-          // Keep reading while the socket has data: a large payload arrives in many pieces, and
-          // going back to select for each would cost a system call and a loop turn apiece.
-          do {
-            int n = channel.read(dst);
+          copyStaged(dst);
+          while (dst.hasRemaining()) {
+            int n;
+            if (dst.remaining() >= STAGING_BYTES) {
+              // Keep reading while the socket has data: a large payload arrives in many pieces,
+              // and going back to select for each would cost a system call and a loop turn.
+              n = channel.read(dst);
+            } else {
+              if (!mayRead || reads++ >= READ_BUDGET) {
+                return;
+              }
+              n = fill();
+              mayRead = n == STAGING_BYTES;
+              copyStaged(dst);
+            }
             if (n < 0) {
               conn.closeNow("closed by peer (end of stream in a frame)", null, null);
               return;
@@ -133,7 +170,7 @@ final class TcpInbound {
             if (n == 0) {
               return;
             }
-          } while (dst.hasRemaining());
+          }
           dst.flip();
         }
       }
@@ -156,6 +193,29 @@ final class TcpInbound {
       inHeader.clear();
       dispatched++;
     }
+  }
+
+  /** Reads into the (empty) staging buffer; the count, 0 when nothing was there, -1 at EOF. */
+  private int fill() throws IOException {
+    staging.clear();
+    int n = channel.read(staging);
+    staging.flip();
+    return n;
+  }
+
+  /** Moves what {@code dst} takes of the staged bytes into it. */
+  private void copyStaged(ByteBuffer dst) {
+    int k = Math.min(dst.remaining(), staging.remaining());
+    if (k > 0) {
+      dst.put(dst.position(), staging, staging.position(), k);
+      dst.position(dst.position() + k);
+      staging.position(staging.position() + k);
+    }
+  }
+
+  /** Read-ahead bytes wait to be parsed (reading stopped with frames staged). */
+  boolean hasStaged() {
+    return staging != null && staging.hasRemaining();
   }
 
   /** Complete frames dispatched so far (a caller that read learns whether it got one). */

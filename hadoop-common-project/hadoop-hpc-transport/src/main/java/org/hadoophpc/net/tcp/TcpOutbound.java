@@ -16,10 +16,11 @@ import org.slf4j.LoggerFactory;
 /**
  * One rule: frames go out whole and one after another. A frame, once begun, is written to its
  * last byte (header and payload, then what follows from a file) before the next one's bytes
- * start (several small frames share one gathering write), and the {@link TcpFrame#CLOSE} frame is written only between frames, so
- * the peer never sees two frames interleaved. This is one connection's writing side: the write
- * queue in order, the frame being written, write interest while the socket is full, and the
- * pool of frames the transport serves itself ({@link ServedFrame}).
+ * start (several small frames share one gathering write), and the {@link TcpFrame#CLOSE} frame
+ * is written only between frames, so the peer never sees two frames interleaved. This is one
+ * connection's writing side: the write queue in order, the frames being written, write interest
+ * while the socket is full, and the pool of frames the transport serves itself
+ * ({@link ServedFrame}).
  *
  * <p>Belongs to the connection's event loop, as its connection does.
  */

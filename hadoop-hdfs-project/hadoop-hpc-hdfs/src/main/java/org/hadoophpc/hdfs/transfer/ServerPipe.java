@@ -192,10 +192,13 @@ final class ServerPipe extends Pipe {
         reported = Math.max(reported, ack);
       }
     }
-    int n = (b == null ? 0 : 1) + (held == null ? 0 : held.length);
-    if (n == 0) {
+    if (held == null) {
+      if (b != null) {
+        respond(id, b); // nothing held: the usual case of a streaming read, no arrays
+      }
       return;
     }
+    int n = (b == null ? 0 : 1) + held.length;
     long[] ids = new long[n];
     Buffer[] answers = new Buffer[n];
     int k = 0;
@@ -203,7 +206,7 @@ final class ServerPipe extends Pipe {
       ids[k] = id;
       answers[k++] = b;
     }
-    for (int i = 0; held != null && i < held.length; i++) {
+    for (int i = 0; i < held.length; i++) {
       Buffer a = pool.allocate(TransferWire.ANSWER_HEADER);
       if (a == null) {
         connection.fail(held[i], TransferError.BUSY.code, "no registered memory for an answer");

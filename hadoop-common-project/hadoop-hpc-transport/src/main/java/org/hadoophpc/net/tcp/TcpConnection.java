@@ -19,10 +19,8 @@ import org.hadoophpc.net.Completions;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.FileSpan;
-import org.hadoophpc.net.InflightTable;
 import org.hadoophpc.net.RemoteRegion;
 import org.hadoophpc.net.RequestHandler;
-import org.hadoophpc.net.SpareObjects;
 import org.hadoophpc.net.TransportMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,9 +44,9 @@ import org.slf4j.LoggerFactory;
  * ({@link TcpAnswers}), frames the transport serves itself are pooled
  * ({@link ServedFrame}); the callback forms of the data-plane calls allocate nothing.
  *
- * <p>This class is the endpoint (API, operations and their deadlines, teardown); one protocol
- * rule per part, each made once per connection: {@link TcpAnswers} (each request answered
- * once, within the size limit), {@link TcpInbound}
+ * <p>This class is the endpoint (API, teardown); one protocol rule per part, each made once per
+ * connection: {@link TcpInflight} (operations in flight and their deadlines), {@link TcpAnswers}
+ * (each request answered once, within the size limit), {@link TcpInbound}
  * (every check of what the peer sends, then dispatch), {@link TcpRegionServer} (the peer's
  * one-sided reads and writes against exposed regions), {@link TcpOutbound} (frames out whole,
  * one after another), {@link TcpCallerReads} (who reads once reads are left to callers).
@@ -64,12 +62,9 @@ final class TcpConnection implements Connection {
   private final String peer;
   private final int maxInflight;
   private final int maxMessageSize;
-  private final long ioTimeoutNanos;
 
   /** How a caller's frame leaves: written now by the caller, or queued for the loop. */
   private final TcpOutbox outbox;
-  /** Operation objects for reuse (taken by callers, given back by the loop). */
-  private final SpareObjects<TcpOp> spareOps;
   /** Received requests and their answers. */
   private final TcpAnswers answers;
   private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -80,8 +75,8 @@ final class TcpConnection implements Connection {
   // State guarded by io (the loop's, and a writing caller's).
   private SelectionKey key;
   private boolean finished;
-  /** Operations in flight: places (any thread), slots and ids (loop). */
-  private final InflightTable<TcpOp> inflight;
+  /** Operations in flight: places and pooled objects (any thread), slots, ids, deadlines. */
+  private final TcpInflight inflight;
   /** Requests handed to the handler and not yet answered (their answers not yet dequeued). */
   private int unanswered;
   /** False until the handler trusts the peer (handlers that authenticate; see trust()). */
@@ -103,10 +98,9 @@ final class TcpConnection implements Connection {
     this.peer = String.valueOf(remote);
     this.maxInflight = transport.conf().maxInflight();
     this.maxMessageSize = transport.conf().maxMessageSize();
-    this.ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
-    this.inflight = new InflightTable<>(maxInflight, Long.MAX_VALUE);
+    long ioTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(transport.conf().ioTimeoutMs());
+    this.inflight = new TcpInflight(this, maxInflight, ioTimeoutNanos);
     this.outbox = new TcpOutbox(this, io, inflight, maxInflight);
-    this.spareOps = new SpareObjects<>(maxInflight, () -> new TcpOp(this));
     this.answers = new TcpAnswers(this, handler == null ? 1 : maxInflight, maxMessageSize);
     this.trusted = handler == null || !handler.authenticates();
     this.outbound = new TcpOutbound(this, channel);
@@ -198,13 +192,7 @@ final class TcpConnection implements Connection {
       return count;
     }
     TcpOp[] ops = new TcpOp[count];
-    int n = 0;
-    long deadline = System.nanoTime() + ioTimeoutNanos;
-    while (n < count && reserve()) {
-      ops[n] = spareOps.take().start(TcpFrame.REQUEST, requests[n], 0, 0, 0, deadline,
-          completion);
-      n++;
-    }
+    int n = inflight.startRequests(requests, count, completion, ops);
     outbox.send(ops, n);
     return n;
   }
@@ -342,18 +330,13 @@ final class TcpConnection implements Connection {
         + ": connection is closed");
   }
 
-  private boolean reserve() {
-    return inflight.acquire();
-  }
-
   /** Reserves an in-flight place and hands a pooled operation to the loop; false if none. */
   private boolean submit(byte type, Buffer buffer, long key, long offset, int length,
       Completion<?> completion) {
-    if (!reserve()) {
+    TcpOp op = inflight.start(type, buffer, key, offset, length, completion);
+    if (op == null) {
       return false;
     }
-    TcpOp op = spareOps.take().start(type, buffer, key, offset, length, System.nanoTime()
-        + ioTimeoutNanos, completion);
     outbox.send(op);
     return true;
   }
@@ -403,8 +386,7 @@ final class TcpConnection implements Connection {
 
   /** An operation and its frame are both over: keep the object for a later call. */
   void recycle(TcpOp op) {
-    op.clear();
-    spareOps.give(op);
+    inflight.recycle(op);
   }
 
   /** An answer's frame went out or was dropped: its slot may serve another request. */
@@ -509,23 +491,7 @@ final class TcpConnection implements Connection {
 
   /** The operation answered by {@code opId}, retired from its slot; null if unknown or late. */
   TcpOp takeOp(long opId, byte expectedType) {
-    if (opId <= 0) {
-      return null;
-    }
-    TcpOp op = inflight.find(opId);
-    if (op == null || (expectedType != 0 && op.type != expectedType)) {
-      return null;
-    }
-    retire(op);
-    return op;
-  }
-
-  private void retire(TcpOp op) {
-    inflight.remove(op);
-    if (!op.retired) {
-      op.retired = true;
-      inflight.release();
-    }
+    return inflight.take(opId, expectedType);
   }
 
   /** The loop retries a starved connection (pool exhausted) on each turn. */
@@ -551,16 +517,9 @@ final class TcpConnection implements Connection {
     if (!callerReads.onSweep() || finished) {
       return;
     }
-    for (int i = 0; i < inflight.capacity(); i++) {
-      TcpOp op = inflight.at(i);
-      if (op != null && now - op.deadline >= 0) {
-        if (outbound.writing(op)) {
-          closeNow("a frame could not be written within the i/o timeout", null, op);
-          return;
-        }
-        retire(op);
-        op.finish(null, op.timedOut(ioTimeoutNanos));
-      }
+    TcpOp stalled = inflight.expire(now, outbound);
+    if (stalled != null) {
+      closeNow("a frame could not be written within the i/o timeout", null, stalled);
     }
   }
 
@@ -612,13 +571,7 @@ final class TcpConnection implements Connection {
     }
     outbound.dropAll();
     inbound.dropPayload();
-    for (int i = 0; i < inflight.capacity(); i++) {
-      TcpOp op = inflight.at(i);
-      if (op != null) {
-        retire(op);
-        op.finish(null, op == timedOut ? op.timedOut(ioTimeoutNanos) : op.closed(reason, cause));
-      }
-    }
+    inflight.failAll(reason, cause, timedOut);
     failOutbox(reason, cause);
     LOG.debug("connection to {} closed: {}", peer, reason);
     if (handler != null) {

@@ -5,8 +5,6 @@ package org.hadoophpc.net.tcp;
 
 import java.util.concurrent.ArrayBlockingQueue;
 
-import org.hadoophpc.net.InflightTable;
-
 /**
  * One rule: how a caller's frame leaves the caller. When the connection is idle (nothing queued
  * here, nothing being written) and its lock is free, the caller writes the frame itself
@@ -21,10 +19,10 @@ import org.hadoophpc.net.InflightTable;
 final class TcpOutbox {
   private final TcpConnection conn;
   private final TcpWriteLock io;
-  private final InflightTable<TcpOp> inflight;
+  private final TcpInflight inflight;
   private final ArrayBlockingQueue<OutboundFrame> queue;
 
-  TcpOutbox(TcpConnection conn, TcpWriteLock io, InflightTable<TcpOp> inflight, int maxInflight) {
+  TcpOutbox(TcpConnection conn, TcpWriteLock io, TcpInflight inflight, int maxInflight) {
     this.conn = conn;
     this.io = io;
     this.inflight = inflight;
@@ -70,10 +68,7 @@ final class TcpOutbox {
     while ((f = queue.poll()) != null) {
       f.dropped();
       if (f instanceof TcpOp op) {
-        if (!op.retired) {
-          op.retired = true;
-          inflight.release();
-        }
+        inflight.retire(op);
         op.finish(null, op.closed(reason, cause));
       }
     }

@@ -330,9 +330,7 @@ final class ClientPipe extends Pipe {
         break;
       case TransferWire.EMPTY:
         answer.release();
-        if (!isClosed() && !isEnded()) {
-          pull();
-        }
+        owe(1, false); // credit only: its PULL goes back with the next full batch
         break;
       case TransferWire.FIN:
         answer.release();
@@ -465,10 +463,19 @@ final class ClientPipe extends Pipe {
    */
   @Override
   protected void consumed(int n) {
+    owe(n, true);
+  }
+
+  /**
+   * {@code n} more PULLs to post again, posted together once a batch is owed, or
+   * ({@code whenIdle}) once the reader has nothing left. At most a batch less one is owed, so
+   * at least half the PULLs stay parked.
+   */
+  private void owe(int n, boolean whenIdle) {
     int post;
     synchronized (this) {
       owedPulls += n;
-      if (owedPulls < pullBatch && queued() > 0) {
+      if (owedPulls < pullBatch && (!whenIdle || queued() > 0)) {
         return;
       }
       post = owedPulls;

@@ -103,7 +103,8 @@ final class TransferHandler implements RequestHandler {
       refuse(connection, requestId, TransferError.STOPPING, "the DataNode is stopping");
       return;
     }
-    ServerPipe pipe = new ServerPipe(connection, pool, metrics, conf.chunk, conf.window,
+    int window = conf.window(connection.respondsFromFiles());
+    ServerPipe pipe = new ServerPipe(connection, pool, metrics, conf.chunk, window,
         conf.parkMaxMs, takesPackets);
     if (conf.callerReads) {
       // before the xceiver can see the stream: it reads its connection itself from the start
@@ -131,7 +132,7 @@ final class TransferHandler implements RequestHandler {
     }
     ByteBuffer a = ok.nio();
     TransferWire.answerHeader(a, TransferWire.OK, 0, 0);
-    a.putInt(conf.chunk).putInt(conf.window).putInt(conf.pulls(connection.respondsFromFiles()))
+    a.putInt(conf.chunk).putInt(window).putInt(conf.pulls(connection.respondsFromFiles()))
         .flip();
     metrics.opened(TransferMetrics.Role.SERVER);
     connection.respond(requestId, ok);

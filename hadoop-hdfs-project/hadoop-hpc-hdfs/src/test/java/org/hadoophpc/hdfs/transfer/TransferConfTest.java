@@ -11,7 +11,10 @@ import org.apache.hadoop.conf.Configuration;
 import org.hadoophpc.net.TransportConfigKeys;
 import org.junit.jupiter.api.Test;
 
-/** The PULLs a DataNode offers per stream (by transport unless set) and a client parks. */
+/**
+ * The PULLs and the DATA window a DataNode offers per stream (by transport unless set) and the
+ * PULLs a client parks.
+ */
 class TransferConfTest {
   @Test
   void pullsFollowTheTransportUnlessSet() {
@@ -26,6 +29,22 @@ class TransferConfTest {
   }
 
   @Test
+  void theWindowFollowsTheTransportUnlessSet() {
+    Configuration c = new Configuration(false);
+    TransferConf byTransport = TransferConf.from(c);
+    assertEquals(32, byTransport.window(true), "tcp (answers from files itself)");
+    assertEquals(4, byTransport.window(false), "verbs");
+    c.setInt(TransferConf.WINDOW_KEY, 6);
+    TransferConf set = TransferConf.from(c);
+    assertEquals(6, set.window(true));
+    assertEquals(6, set.window(false));
+    c.setInt(TransferConf.WINDOW_KEY, -1);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TransferConf.from(c));
+    assertTrue(e.getMessage().contains(TransferConf.WINDOW_KEY), e.getMessage());
+  }
+
+  @Test
   void aNegativePullCountIsRefusedNamingTheKey() {
     Configuration c = new Configuration(false);
     c.setInt(TransferConf.PULLS_KEY, -1);
@@ -37,7 +56,7 @@ class TransferConfTest {
   @Test
   void pullsThatLeaveNoRoomForTheWindowAreRefusedAtStartNamingBothKeys() {
     Configuration c = new Configuration(false);
-    c.setInt(TransferConf.PULLS_KEY, 64); // with the default window 4 and max.inflight 64
+    c.setInt(TransferConf.PULLS_KEY, 64); // with the smallest default window (4), max.inflight 64
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> TransferConf.from(c));
     assertTrue(e.getMessage().contains(TransferConf.PULLS_KEY + "=64"), e.getMessage());

@@ -28,13 +28,18 @@ import org.hadoophpc.hdfs.transfer.TransferMetrics;
 
 /**
  * HDFS micro-benchmarks in the manner of OSU HiBD's OHB: sequential write and read latency and
- * throughput, random read latency, across file sizes, with stock DataTransfer (TCP) and
- * hadoop-hpc's (the transport, strict) against the same DataNodes in the same run, rounds
- * alternating (a round reads its file as many times as make 256 MiB), after {@code --warmup}
- * rounds of both that are not counted (the JIT's first compilations, the DataNodes' first
- * connections). Prints RESULT lines and writes a CSV.
+ * throughput, random read latency, across file sizes, stock against hadoop-hpc in the same run:
+ * two MiniDFSClusters of the same shape in this process, one of stock DataNodes (every hop TCP,
+ * the pipeline's mirrors too) and one with the plugin (client, strict, and mirror hops over the
+ * transport), rounds alternating (a round writes 64 MiB of files of its size and reads its file
+ * as many times as make 256 MiB), after {@code --warmup} rounds of both that are not counted
+ * (the JIT's compilations: measured, a 64 MiB write round ran ~240 compilations in the first
+ * rounds and ~70 after 20, and the compiler threads took a third of the CPU of a 2-core machine
+ * in the first ones; the DataNodes' first connections). Prints RESULT lines (also the process's
+ * CPU time and read/write system calls per byte written, which do not swing with the machine's
+ * load as times do) and writes a CSV.
  *
- * <p>Usage: HdfsBench [--sizes 4m,16m,64m] [--rounds N] [--warmup N (1)] [--datanodes N]
+ * <p>Usage: HdfsBench [--sizes 4m,16m,64m] [--rounds N] [--warmup N (5)] [--datanodes N]
  * [--replication N] [--preads N (2000)] [--transport tcp|verbs] [--dir DIR] [--csv FILE]
  * [--conf KEY=VALUE]...
  * ({@code --conf}: a setting for the DataNodes and both clients, e.g. the transfer windows)
@@ -55,7 +60,7 @@ public final class HdfsBench {
     int datanodes = 3;
     short replication = 3;
     int preads = 2000;
-    int warmup = 1;
+    int warmup = 5;
     String transport = "tcp";
     File dir = new File(System.getProperty("java.io.tmpdir"), "hdfs-bench-" + ProcessHandle
         .current().pid());
@@ -92,9 +97,7 @@ public final class HdfsBench {
           + " more");
     }
     Configuration conf = new HdfsConfiguration();
-    conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, dir.getAbsolutePath());
     conf.set("hadoop.hpc.transport", transport);
-    conf.set("dfs.datanode.plugins", RdmaDataTransferPlugin.class.getName());
     conf.setInt(TransferConf.PORT_OFFSET_KEY, "verbs".equals(transport) ? 0 : OFFSET);
     conf.setLong("dfs.blocksize", 128L << 20);
     // A file's close asks the NameNode to complete it, which fails until a DataNode reported
@@ -106,6 +109,43 @@ public final class HdfsBench {
       conf.set(kv[0], kv[1]);
       System.out.println("setting " + kv[0] + "=" + kv[1]);
     }
+    // Stock DataNodes: no plugin, so a write's mirrors go over TCP as in stock Hadoop (one
+    // cluster for both would send the stock client's pipeline over the transport after its
+    // first hop).
+    Configuration stockSite = new Configuration(conf);
+    stockSite.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, new File(dir, "stock").getAbsolutePath());
+    Configuration hpcSite = new Configuration(conf);
+    hpcSite.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, new File(dir, "hpc").getAbsolutePath());
+    hpcSite.set("dfs.datanode.plugins", RdmaDataTransferPlugin.class.getName());
+    try (MiniDFSCluster stockCluster = new MiniDFSCluster.Builder(stockSite)
+            .numDataNodes(datanodes).build();
+        MiniDFSCluster hpcCluster = new MiniDFSCluster.Builder(hpcSite).numDataNodes(datanodes)
+            .checkDataNodeAddrConfig(true).dataNodeConfOverlays(overlays(datanodes)).build()) {
+      stockCluster.waitActive();
+      hpcCluster.waitActive();
+      Configuration stockConf = new Configuration(stockSite);
+      stockConf.set("dfs.client.context", "bench-stock");
+      Configuration hpcConf = new Configuration(hpcSite);
+      hpcConf.set("dfs.client.context", "bench-hpc");
+      hpcConf.set("hadoop.rpc.socket.factory.class.ClientProtocol",
+          RdmaSocketFactory.class.getName());
+      hpcConf.setBoolean(TransferConf.STRICT_KEY, true);
+      try (FileSystem stock = FileSystem.newInstance(stockCluster.getURI(), stockConf);
+          FileSystem hpc = FileSystem.newInstance(hpcCluster.getURI(), hpcConf)) {
+        run(stock, hpc, sizes, warmup, rounds, replication, preads, csv);
+      }
+      System.out.println("transfer counters: " + TransferMetrics.client());
+      for (org.apache.hadoop.hdfs.server.datanode.DataNode dn : hpcCluster.getDataNodes()) {
+        System.out.println("transfer counters: " + TransferMetrics.server(dn.getXferPort()));
+      }
+    }
+  }
+
+  /**
+   * The hpc DataNodes' addresses: transfer ports chosen here (the tcp transport listens at the
+   * port plus {@link #OFFSET}), after the stock cluster took its ephemeral ports.
+   */
+  private static Configuration[] overlays(int datanodes) throws IOException {
     Configuration[] overlays = new Configuration[datanodes];
     for (int i = 0; i < datanodes; i++) {
       overlays[i] = new Configuration(false);
@@ -113,25 +153,7 @@ public final class HdfsBench {
       overlays[i].set("dfs.datanode.http.address", "127.0.0.1:0");
       overlays[i].set("dfs.datanode.ipc.address", "127.0.0.1:0");
     }
-    try (MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf).numDataNodes(datanodes)
-        .checkDataNodeAddrConfig(true).dataNodeConfOverlays(overlays).build()) {
-      cluster.waitActive();
-      Configuration stockConf = new Configuration(conf);
-      stockConf.set("dfs.client.context", "bench-stock");
-      Configuration hpcConf = new Configuration(conf);
-      hpcConf.set("dfs.client.context", "bench-hpc");
-      hpcConf.set("hadoop.rpc.socket.factory.class.ClientProtocol",
-          RdmaSocketFactory.class.getName());
-      hpcConf.setBoolean(TransferConf.STRICT_KEY, true);
-      try (FileSystem stock = FileSystem.newInstance(cluster.getURI(), stockConf);
-          FileSystem hpc = FileSystem.newInstance(cluster.getURI(), hpcConf)) {
-        run(stock, hpc, sizes, warmup, rounds, replication, preads, csv);
-      }
-      System.out.println("transfer counters: " + TransferMetrics.client());
-      for (org.apache.hadoop.hdfs.server.datanode.DataNode dn : cluster.getDataNodes()) {
-        System.out.println("transfer counters: " + TransferMetrics.server(dn.getXferPort()));
-      }
-    }
+    return overlays;
   }
 
   private static void run(FileSystem stock, FileSystem hpc, List<Long> sizes, int warmup,
@@ -149,15 +171,20 @@ public final class HdfsBench {
       double[][] r = new double[2][rounds];
       double[][] p = new double[2][rounds];
       double[][] cpu = new double[2][rounds];
+      double[][] wcpu = new double[2][rounds];
+      double[][] wcalls = new double[2][rounds];
       for (int round = -warmup; round < rounds; round++) {
         for (int k = 0; k < 2; k++) {
           int which = (Math.floorMod(round, 2) == 0) ? k : 1 - k; // alternate who goes first
           FileSystem fs = fss[which];
+
           Path f = new Path("/bench/" + names[which] + "-" + size + "-" + round);
           // a 16 MiB write takes ~0.1 s here: write files until WRITE_BYTES crossed (each the
           // size measured), so one GC or writeback hiccup does not decide a round
           int writes = (int) Math.max(1, WRITE_BYTES / size);
           long t0 = System.nanoTime();
+          long c0 = processCpuNanos();
+          long[] io0 = ioCalls();
           for (int pass = 0; pass < writes; pass++) {
             Path target = pass == 0 ? f : new Path(f + "-w" + pass);
             try (FSDataOutputStream o = fs.create(target, true, 65536, replication,
@@ -169,6 +196,11 @@ public final class HdfsBench {
           }
           long t1 = System.nanoTime();
           long c1 = processCpuNanos();
+          long[] io1 = ioCalls();
+          // the whole process: client, DataNodes, NameNode (create, addBlock, complete)
+          double writeCpuPerGb = (c1 - c0) / 1e9 / ((double) writes * size / 1e9);
+          double writeCores = (double) (c1 - c0) / (t1 - t0);
+          double writeCalls = (io1[0] - io0[0] + io1[1] - io0[1]) / (writes * (size / 1048576.0));
           byte[] buf = new byte[1 << 20];
           // a 64 MiB read takes tens of ms here: read the file until READ_BYTES crossed, so one
           // GC or scheduler hiccup does not decide a round
@@ -198,10 +230,10 @@ public final class HdfsBench {
           for (int pass = 1; pass < writes; pass++) {
             fs.delete(new Path(f + "-w" + pass), false);
           }
-          System.out.printf(Locale.ROOT, "size %s %s %-5s write %7.1f MB/s, read %7.1f"
-              + " MB/s, 4 KiB pread %7.1f us%n", human(size), round < 0 ? "warm-up"
+          System.out.printf(Locale.ROOT, "size %s %s %-5s write %7.1f MB/s (%.1f cores busy),"
+              + " read %7.1f MB/s, 4 KiB pread %7.1f us%n", human(size), round < 0 ? "warm-up"
               : "round " + (round + 1) + "/" + rounds, names[which], mbps(size, writeMs),
-              mbps(size, readMs), preadUs);
+              writeCores, mbps(size, readMs), preadUs);
           if (round < 0) {
             continue; // not counted
           }
@@ -209,6 +241,8 @@ public final class HdfsBench {
           r[which][round] = readMs;
           p[which][round] = preadUs;
           cpu[which][round] = cpuPerGb;
+          wcpu[which][round] = writeCpuPerGb;
+          wcalls[which][round] = writeCalls;
           if (out != null) {
             out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f%n", size, names[which],
                 writeMs, readMs, mbps(size, writeMs), mbps(size, readMs), preadUs);
@@ -231,6 +265,15 @@ public final class HdfsBench {
       System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-cpu size=%s stock=%.2fs/GB "
           + "hpc=%.2fs/GB ratio=%.2f (client and DataNodes, one process)%n", s, median(cpu[0]),
           median(cpu[1]), median(cpu[1]) / median(cpu[0]));
+      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-cpu size=%s stock=%.2fs/GB "
+          + "hpc=%.2fs/GB ratio=%.2f (client, DataNodes and NameNode, one process)%n", s,
+          median(wcpu[0]), median(wcpu[1]), median(wcpu[1]) / median(wcpu[0]));
+      if (IO_CALLS_READABLE) {
+        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-calls size=%s stock=%.0f/MiB "
+            + "hpc=%.0f/MiB ratio=%.2f (read and write system calls of the process per MiB "
+            + "written)%n", s, median(wcalls[0]), median(wcalls[1]),
+            median(wcalls[1]) / median(wcalls[0]));
+      }
       System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-throughput size=%s stock=%.1fMB/s "
           + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, ws), mbps(size, wh), ws / wh);
       System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-throughput size=%s stock=%.1fMB/s "
@@ -239,6 +282,33 @@ public final class HdfsBench {
     if (out != null) {
       out.close();
     }
+  }
+
+  private static final java.nio.file.Path PROC_IO = java.nio.file.Path.of("/proc/self/io");
+  private static final boolean IO_CALLS_READABLE = java.nio.file.Files.isReadable(PROC_IO);
+
+  /**
+   * Read and write system calls of this process so far, all threads, ended ones too (Linux's
+   * /proc/self/io syscr and syscw: socket and file reads and writes, not epoll or futex); zeros
+   * where it cannot be read. Unlike times, these counts do not move with the machine's load.
+   */
+  static long[] ioCalls() {
+    long[] rw = new long[2];
+    if (!IO_CALLS_READABLE) {
+      return rw;
+    }
+    try {
+      for (String l : java.nio.file.Files.readAllLines(PROC_IO)) {
+        if (l.startsWith("syscr:")) {
+          rw[0] = Long.parseLong(l.substring(6).trim());
+        } else if (l.startsWith("syscw:")) {
+          rw[1] = Long.parseLong(l.substring(6).trim());
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      return new long[2];
+    }
+    return rw;
   }
 
   /** CPU time of this process (client and DataNodes), all threads. */

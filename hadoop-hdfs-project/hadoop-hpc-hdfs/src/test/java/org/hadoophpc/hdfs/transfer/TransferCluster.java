@@ -7,6 +7,8 @@ import java.io.File;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.util.HashSet;
+import java.util.Set;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
@@ -46,9 +48,10 @@ final class TransferCluster {
   /** A started cluster of {@code n} DataNodes on transfer ports with free partners. */
   static MiniDFSCluster start(Configuration conf, int n) throws IOException {
     Configuration[] overlays = new Configuration[n];
+    Set<Integer> taken = new HashSet<>();
     for (int i = 0; i < n; i++) {
       overlays[i] = new Configuration(false);
-      overlays[i].set("dfs.datanode.address", "127.0.0.1:" + freePortPair());
+      overlays[i].set("dfs.datanode.address", "127.0.0.1:" + freePortPair(taken));
       overlays[i].set("dfs.datanode.http.address", "127.0.0.1:0");
       overlays[i].set("dfs.datanode.ipc.address", "127.0.0.1:0");
     }
@@ -58,18 +61,25 @@ final class TransferCluster {
     return c;
   }
 
-  /** A free port p with p + OFFSET free too. */
-  static int freePortPair() throws IOException {
+  /**
+   * A free port p with p + OFFSET free too, neither of them in {@code taken} (the pairs given to
+   * the cluster's other DataNodes, to which both are added): else one DataNode's transport port
+   * could be another's transfer port (seen once: 45325 + 1000 = 46325, the plugin then stayed
+   * on stock TCP and strict clients reached the other DataNode's TCP server).
+   */
+  static int freePortPair(Set<Integer> taken) throws IOException {
     InetAddress lo = InetAddress.getLoopbackAddress();
     for (int attempt = 0; attempt < 100; attempt++) {
       try (ServerSocket a = new ServerSocket(0, 1, lo)) {
         int p = a.getLocalPort();
-        if (p + OFFSET > 65535) {
+        if (p + OFFSET > 65535 || taken.contains(p) || taken.contains(p + OFFSET)) {
           continue;
         }
         try (ServerSocket b = new ServerSocket(p + OFFSET, 1, lo)) {
+          taken.add(p);
+          taken.add(p + OFFSET);
           return p;
-        } catch (IOException taken) {
+        } catch (IOException inUse) {
           // try another
         }
       }

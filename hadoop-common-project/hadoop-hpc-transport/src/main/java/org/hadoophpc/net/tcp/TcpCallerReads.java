@@ -30,6 +30,12 @@ final class TcpCallerReads {
   private static final Logger LOG = LoggerFactory.getLogger(TcpCallerReads.class);
   /** A starved or throttled connection is read again after this long, not in a busy loop. */
   private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  /**
+   * A caller's read returns once it dispatched this many payload bytes (one data message, e.g.
+   * an HDFS packet), so the caller copies them out while they are in its cache; small frames
+   * (credits, acknowledgements) keep being read together.
+   */
+  private static final long CALLER_PAYLOAD_BUDGET = 32 * 1024;
 
   private final TcpConnection conn;
   private final SocketChannel channel;
@@ -158,7 +164,7 @@ final class TcpCallerReads {
       inbound.unstarve(); // retried here, every millisecond while the pool stays exhausted
       long before = inbound.frames();
       try {
-        inbound.onReadable();
+        inbound.onReadable(CALLER_PAYLOAD_BUDGET);
       } catch (IOException e) {
         conn.died(e);
         return -1;

@@ -92,6 +92,17 @@ final class TcpInbound {
   }
 
   void onReadable() throws IOException {
+    onReadable(Long.MAX_VALUE);
+  }
+
+  /**
+   * Reads and dispatches complete frames until the socket is (most likely) empty, the read
+   * budget is spent, or frames carrying {@code payloadBudget} bytes or more were dispatched: a
+   * caller reading for itself stops after a large payload and copies it out while it is still in
+   * its core's cache, instead of reading a window of payloads ahead of its copies.
+   */
+  void onReadable(long payloadBudget) throws IOException {
+    long payloads = 0;
     if (staging == null) {
       staging = ByteBuffer.allocateDirect(STAGING_BYTES);
       staging.flip();
@@ -192,6 +203,10 @@ final class TcpInbound {
       inFrame = false;
       inHeader.clear();
       dispatched++;
+      payloads += length;
+      if (payloads >= payloadBudget) {
+        return;
+      }
     }
   }
 

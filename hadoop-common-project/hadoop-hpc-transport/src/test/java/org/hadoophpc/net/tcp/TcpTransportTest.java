@@ -392,6 +392,32 @@ class TcpTransportTest extends TransportConformanceTest {
   }
 
   /**
+   * A caller's read hands it at most one large answer (so it copies that out while it is in its
+   * cache), however many are waiting in the socket; all of them arrive, in order.
+   */
+  @Test
+  void aCallerReadEndsAfterOneLargeAnswer() throws Exception {
+    start(baseConf(), echo());
+    assertTrue(connection.leaveReadsToCallers());
+    List<CompletableFuture<Thread>> answers = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      answers.add(echoRequest(48 * 1024, i));
+    }
+    Thread me = Thread.currentThread();
+    int mine = 0;
+    while (!answers.stream().allMatch(CompletableFuture::isDone)) {
+      assertTrue(connection.readOnCaller(TimeUnit.SECONDS.toNanos(WAIT_SECONDS)));
+      // (the loop's sweep may read one in between, when no caller reads: not counted here)
+      int now = (int) answers.stream().filter(a -> a.isDone() && a.join() == me).count();
+      assertTrue(now - mine <= 1, "one read completed " + (now - mine) + " large answers");
+      mine = now;
+    }
+    for (CompletableFuture<Thread> a : answers) {
+      a.get(); // each arrived whole
+    }
+  }
+
+  /**
    * With nobody reading, answers still arrive (the loop's sweep reads the connection): a caller
    * that never reads is slower, never stuck.
    */

@@ -104,8 +104,8 @@ prerequisites() {
     command -v apt-get >/dev/null 2>&1 || die "missing: ${missing[*]} (and no apt-get to install them)"
     echo "installing ${missing[*]}"
     DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null &&
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-        "${missing[@]}" >/dev/null || die "apt-get install failed for: ${missing[*]}"
+      DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+        --no-install-recommends "${missing[@]}" >/dev/null || die "apt-get install failed for: ${missing[*]}"
   fi
   ip netns list >/dev/null 2>&1 || die "'ip netns' does not work here (network namespaces unavailable)"
 }

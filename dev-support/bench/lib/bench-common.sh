@@ -70,7 +70,8 @@ bench_gnuplot() {
   command -v gnuplot >/dev/null 2>&1 && return 0
   if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends gnuplot-nox \
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+      --no-install-recommends gnuplot-nox \
       >/dev/null 2>&1
   fi
   command -v gnuplot >/dev/null 2>&1 && return 0

@@ -88,8 +88,15 @@ class ShuffleFaultIT {
 
     assertEquals(stockOutput, cluster.digest(out), "output after the map was re-run");
     Counters c = job.getCounters();
-    assertTrue(c.findCounter(TaskCounter.FAILED_SHUFFLE).getValue() >= 1,
-        "the reducer counted the failed fetch");
+    // The failed fetch is counted by the reducer that met it (FAILED_SHUFFLE), unless stock's
+    // health check failed that reducer (it kept re-fetching the corrupt output, a failure each
+    // time, until the re-run map replaced it: seen once on a loaded machine, CI of 755ce8c):
+    // then its counters left with it, and the failed reduce attempt is the proof.
+    long counted = c.findCounter(TaskCounter.FAILED_SHUFFLE).getValue();
+    List<String> reduce0 = attempts(job, TaskType.REDUCE, 0);
+    assertTrue(counted >= 1 || reduce0.stream().anyMatch(s -> s.endsWith(":FAILED")),
+        "the reducer counted the failed fetch (FAILED_SHUFFLE " + counted
+        + ") or failed on it: " + reduce0);
     assertEquals(0, c.findCounter(HpcShuffleCounter.FALLBACKS).getValue());
     List<String> map0 = mapAttempts(job, 0);
     assertTrue(map0.contains("0:OBSOLETE") || map0.contains("0:FAILED"), map0.toString());
@@ -165,10 +172,15 @@ class ShuffleFaultIT {
 
   /** "attempt:status" of every attempt of map {@code map}, from the job's completion events. */
   private static List<String> mapAttempts(Job job, int map) throws Exception {
+    return attempts(job, TaskType.MAP, map);
+  }
+
+  /** "attempt:status" of every completed attempt of one task. */
+  private static List<String> attempts(Job job, TaskType type, int task) throws Exception {
     List<String> attempts = new ArrayList<>();
     for (TaskCompletionEvent e : allEvents(job)) {
-      if (e.getTaskAttemptId().getTaskType() == TaskType.MAP
-          && e.getTaskAttemptId().getTaskID().getId() == map) {
+      if (e.getTaskAttemptId().getTaskType() == type
+          && e.getTaskAttemptId().getTaskID().getId() == task) {
         attempts.add(e.getTaskAttemptId().getId() + ":" + e.getStatus());
       }
     }

@@ -105,7 +105,8 @@ prerequisites() {
     echo "installing ${missing[*]}"
     DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null &&
       DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-        --no-install-recommends "${missing[@]}" >/dev/null || die "apt-get install failed for: ${missing[*]}"
+        --no-install-recommends "${missing[@]}" >/dev/null ||
+        die "apt-get install failed for: ${missing[*]}"
   fi
   ip netns list >/dev/null 2>&1 || die "'ip netns' does not work here (network namespaces unavailable)"
 }

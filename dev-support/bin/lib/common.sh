@@ -38,7 +38,8 @@ dev_prerequisites() {
       DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null ||
         dev_die "apt-get update failed; install by hand: ${missing[*]}"
       DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-        --no-install-recommends "${missing[@]}" >/dev/null || dev_die "apt-get install failed for: ${missing[*]}"
+        --no-install-recommends "${missing[@]}" >/dev/null ||
+        dev_die "apt-get install failed for: ${missing[*]}"
     else
       dev_die "missing: ${missing[*]}. Install them with: sudo apt-get install ${missing[*]}"
     fi

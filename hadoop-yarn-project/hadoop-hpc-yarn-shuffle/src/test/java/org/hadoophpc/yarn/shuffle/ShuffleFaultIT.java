@@ -88,17 +88,18 @@ class ShuffleFaultIT {
 
     assertEquals(stockOutput, cluster.digest(out), "output after the map was re-run");
     Counters c = job.getCounters();
-    // The failed fetch is counted by the reducer that met it (FAILED_SHUFFLE), unless stock's
-    // health check failed that reducer (it kept re-fetching the corrupt output, a failure each
-    // time, until the re-run map replaced it: seen once on a loaded machine, CI of 755ce8c):
-    // then its counters left with it, and the failed reduce attempt is the proof.
+    // The failed fetch is counted by the reducer that met it (FAILED_SHUFFLE), unless that
+    // reducer attempt failed and a second one wrote the output: then its counters left with it
+    // and the failed attempt is the proof. Seen once on a loaded machine (CI of 755ce8c:
+    // FAILED_SHUFFLE 0, reduce attempt 0 replaced), most likely stock's health check after
+    // repeated fetches of the corrupt output before the re-run map replaced it.
     long counted = c.findCounter(TaskCounter.FAILED_SHUFFLE).getValue();
     List<String> reduce0 = attempts(job, TaskType.REDUCE, 0);
     assertTrue(counted >= 1 || reduce0.stream().anyMatch(s -> s.endsWith(":FAILED")),
         "the reducer counted the failed fetch (FAILED_SHUFFLE " + counted
         + ") or failed on it: " + reduce0);
     assertEquals(0, c.findCounter(HpcShuffleCounter.FALLBACKS).getValue());
-    List<String> map0 = mapAttempts(job, 0);
+    List<String> map0 = attempts(job, TaskType.MAP, 0);
     assertTrue(map0.contains("0:OBSOLETE") || map0.contains("0:FAILED"), map0.toString());
     assertTrue(map0.stream().anyMatch(s -> !s.startsWith("0:") && s.endsWith(":SUCCEEDED")),
         "map 0 was run again: " + map0);
@@ -129,7 +130,7 @@ class ShuffleFaultIT {
     Counters c = job.getCounters();
     assertEquals(0, c.findCounter(HpcShuffleCounter.FALLBACKS).getValue());
     assertTrue(c.findCounter(HpcShuffleCounter.BYTES_OVER_TCP).getValue() > 0);
-    List<String> map1 = mapAttempts(job, 1);
+    List<String> map1 = attempts(job, TaskType.MAP, 1);
     assertTrue(map1.stream().anyMatch(s -> !s.startsWith("0:") && s.endsWith(":SUCCEEDED")),
         "map 1 was run again: " + map1);
   }
@@ -170,12 +171,7 @@ class ShuffleFaultIT {
     }
   }
 
-  /** "attempt:status" of every attempt of map {@code map}, from the job's completion events. */
-  private static List<String> mapAttempts(Job job, int map) throws Exception {
-    return attempts(job, TaskType.MAP, map);
-  }
-
-  /** "attempt:status" of every completed attempt of one task. */
+  /** "attempt:status" of every attempt of one task, from the job's completion events. */
   private static List<String> attempts(Job job, TaskType type, int task) throws Exception {
     List<String> attempts = new ArrayList<>();
     for (TaskCompletionEvent e : allEvents(job)) {

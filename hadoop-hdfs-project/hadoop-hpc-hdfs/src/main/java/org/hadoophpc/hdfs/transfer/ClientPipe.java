@@ -40,6 +40,8 @@ final class ClientPipe extends Pipe {
   private final java.util.HashMap<Integer, Object> early = new java.util.HashMap<>();
   private int nextDown;
   private final int pullBatch;
+  /** PULLs owed that go back early, when the reader has nothing left (half a batch). */
+  private final int idleBatch;
   private int owedPulls;
   private boolean finReceived;
   private final Completion<Buffer> onAck = new Completion<>() {
@@ -82,6 +84,7 @@ final class ClientPipe extends Pipe {
     this.chunk = chunk;
     this.window = window;
     this.pullBatch = Math.max(1, pulls / 2);
+    this.idleBatch = Math.max(1, pullBatch / 2);
   }
 
   /**
@@ -456,10 +459,12 @@ final class ClientPipe extends Pipe {
   }
 
   /**
-   * PULLs go back in batches of half the ones parked, or all owed at once when nothing is left
-   * to read (the reader is about to wait for the DataNode, which may need them: measured, read
-   * throughput 0.89-1.06x stock without this, 1.05-1.34x with it); each batch is one request
-   * call, so one write on tcp.
+   * PULLs go back in batches of half the ones parked, or, when nothing is left to read (the
+   * reader is about to wait for the DataNode), as soon as a quarter of them are owed; each
+   * batch is one request call, so one write on tcp. Posting every owed PULL whenever the reader
+   * ran dry cost one write per small answer: a 4 KiB pread reads about seven (the DataNode
+   * writes its response proto field by field), measured 14.1 write calls per pread of the
+   * process against 12.5 with a quarter (stock 11.0), sequential reads unchanged within noise.
    */
   @Override
   protected void consumed(int n) {
@@ -468,14 +473,14 @@ final class ClientPipe extends Pipe {
 
   /**
    * {@code n} more PULLs to post again, posted together once a batch is owed, or
-   * ({@code whenIdle}) once the reader has nothing left. At most a batch less one is owed, so
-   * at least half the PULLs stay parked.
+   * ({@code whenIdle}) once half a batch is owed and the reader has nothing left. At most a
+   * batch less one is owed, so at least half the PULLs stay parked.
    */
   private void owe(int n, boolean whenIdle) {
     int post;
     synchronized (this) {
       owedPulls += n;
-      if (owedPulls < pullBatch && (!whenIdle || queued() > 0)) {
+      if (owedPulls < pullBatch && (!whenIdle || owedPulls < idleBatch || queued() > 0)) {
         return;
       }
       post = owedPulls;

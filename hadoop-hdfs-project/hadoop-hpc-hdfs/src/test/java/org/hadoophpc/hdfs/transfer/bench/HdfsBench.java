@@ -32,10 +32,13 @@ import org.hadoophpc.hdfs.transfer.TransferMetrics;
  * two MiniDFSClusters of the same shape in this process, one of stock DataNodes (every hop TCP,
  * the pipeline's mirrors too) and one with the plugin (client, strict, and mirror hops over the
  * transport), rounds alternating (a round writes 64 MiB of files of its size and reads its file
- * as many times as make 256 MiB), after {@code --warmup} rounds of both that are not counted
- * (the JIT's compilations: measured, a 64 MiB write round ran ~240 compilations in the first
- * rounds and ~70 after 20, and the compiler threads took a third of the CPU of a 2-core machine
- * in the first ones; the DataNodes' first connections). Prints RESULT lines (also the process's
+ * as many times as make 256 MiB), after {@code --warmup} rounds of both at every size that are
+ * not counted, all of them before the first counted round (the JIT's compilations: measured, a
+ * 64 MiB write round ran ~240 compilations in the first rounds and ~70 after 20, and the
+ * compiler threads took a third of the CPU of a 2-core machine in the first ones, so counted
+ * rounds of the first size ran beside the compilation of the other sizes' paths; the
+ * DataNodes' first connections). Each size's line says how long the JIT compiled during its
+ * counted rounds. Prints RESULT lines (also the process's
  * CPU time and read/write system calls per byte written, which do not swing with the machine's
  * load as times do) and writes a CSV.
  *
@@ -166,122 +169,139 @@ public final class HdfsBench {
     String[] names = {"stock", "hpc"};
     byte[] chunk = new byte[1 << 20];
     new Random(7).nextBytes(chunk);
-    for (long size : sizes) {
-      double[][] w = new double[2][rounds];
-      double[][] r = new double[2][rounds];
-      double[][] p = new double[2][rounds];
-      double[][] cpu = new double[2][rounds];
-      double[][] wcpu = new double[2][rounds];
-      double[][] wcalls = new double[2][rounds];
-      for (int round = -warmup; round < rounds; round++) {
-        for (int k = 0; k < 2; k++) {
-          int which = (Math.floorMod(round, 2) == 0) ? k : 1 - k; // alternate who goes first
-          FileSystem fs = fss[which];
+    // every size's warm-up rounds first (phase 0), then every size's counted rounds (phase 1)
+    for (int phase = 0; phase < 2; phase++) {
+      for (long size : sizes) {
+        double[][] w = new double[2][rounds];
+        double[][] r = new double[2][rounds];
+        double[][] p = new double[2][rounds];
+        double[][] cpu = new double[2][rounds];
+        double[][] wcpu = new double[2][rounds];
+        double[][] wcalls = new double[2][rounds];
+        long jit0 = compileMillis();
+        for (int round = phase == 0 ? -warmup : 0; round < (phase == 0 ? 0 : rounds); round++) {
+          for (int k = 0; k < 2; k++) {
+            int which = (Math.floorMod(round, 2) == 0) ? k : 1 - k; // alternate who goes first
+            FileSystem fs = fss[which];
 
-          Path f = new Path("/bench/" + names[which] + "-" + size + "-" + round);
-          // a 16 MiB write takes ~0.1 s here: write files until WRITE_BYTES crossed (each the
-          // size measured), so one GC or writeback hiccup does not decide a round
-          int writes = (int) Math.max(1, WRITE_BYTES / size);
-          long t0 = System.nanoTime();
-          long c0 = processCpuNanos();
-          long[] io0 = ioCalls();
-          for (int pass = 0; pass < writes; pass++) {
-            Path target = pass == 0 ? f : new Path(f + "-w" + pass);
-            try (FSDataOutputStream o = fs.create(target, true, 65536, replication,
-                128L << 20)) {
-              for (long left = size; left > 0; left -= chunk.length) {
-                o.write(chunk, 0, (int) Math.min(chunk.length, left));
+            Path f = new Path("/bench/" + names[which] + "-" + size + "-" + round);
+            // a 16 MiB write takes ~0.1 s here: write files until WRITE_BYTES crossed (each the
+            // size measured), so one GC or writeback hiccup does not decide a round
+            int writes = (int) Math.max(1, WRITE_BYTES / size);
+            long t0 = System.nanoTime();
+            long c0 = processCpuNanos();
+            long[] io0 = ioCalls();
+            for (int pass = 0; pass < writes; pass++) {
+              Path target = pass == 0 ? f : new Path(f + "-w" + pass);
+              try (FSDataOutputStream o = fs.create(target, true, 65536, replication,
+                  128L << 20)) {
+                for (long left = size; left > 0; left -= chunk.length) {
+                  o.write(chunk, 0, (int) Math.min(chunk.length, left));
+                }
               }
             }
-          }
-          long t1 = System.nanoTime();
-          long c1 = processCpuNanos();
-          long[] io1 = ioCalls();
-          // the whole process: client, DataNodes, NameNode (create, addBlock, complete)
-          double writeCpuPerGb = (c1 - c0) / 1e9 / ((double) writes * size / 1e9);
-          double writeCores = (double) (c1 - c0) / (t1 - t0);
-          double writeCalls = (io1[0] - io0[0] + io1[1] - io0[1]) / (writes * (size / 1048576.0));
-          byte[] buf = new byte[1 << 20];
-          // a 64 MiB read takes tens of ms here: read the file until READ_BYTES crossed, so one
-          // GC or scheduler hiccup does not decide a round
-          int passes = (int) Math.max(1, READ_BYTES / size);
-          for (int pass = 0; pass < passes; pass++) {
+            long t1 = System.nanoTime();
+            long c1 = processCpuNanos();
+            long[] io1 = ioCalls();
+            // the whole process: client, DataNodes, NameNode (create, addBlock, complete)
+            double writeCpuPerGb = (c1 - c0) / 1e9 / ((double) writes * size / 1e9);
+            double writeCores = (double) (c1 - c0) / (t1 - t0);
+            double writeCalls = (io1[0] - io0[0] + io1[1] - io0[1]) / (writes * (size / 1048576.0));
+            byte[] buf = new byte[1 << 20];
+            // a 64 MiB read takes tens of ms here: read the file until READ_BYTES crossed, so one
+            // GC or scheduler hiccup does not decide a round
+            int passes = (int) Math.max(1, READ_BYTES / size);
+            for (int pass = 0; pass < passes; pass++) {
+              try (FSDataInputStream in = fs.open(f)) {
+                while (in.read(buf) > 0) {
+                  // read to the end
+                }
+              }
+            }
+            long t2 = System.nanoTime();
+            double cpuPerGb = (processCpuNanos() - c1) / 1e9 / ((double) passes * size / 1e9);
+            Random rnd = new Random(round);
+            byte[] small = new byte[4096];
             try (FSDataInputStream in = fs.open(f)) {
-              while (in.read(buf) > 0) {
-                // read to the end
+              for (int i = 0; i < preads; i++) {
+                in.readFully(Math.floorMod(rnd.nextLong(), Math.max(1, size - small.length)),
+                    small);
               }
             }
-          }
-          long t2 = System.nanoTime();
-          double cpuPerGb = (processCpuNanos() - c1) / 1e9 / ((double) passes * size / 1e9);
-          Random rnd = new Random(round);
-          byte[] small = new byte[4096];
-          try (FSDataInputStream in = fs.open(f)) {
-            for (int i = 0; i < preads; i++) {
-              in.readFully(Math.floorMod(rnd.nextLong(), Math.max(1, size - small.length)),
-                  small);
+            long t3 = System.nanoTime();
+            double writeMs = (t1 - t0) / 1e6 / writes; // one file written
+            double readMs = (t2 - t1) / 1e6 / passes; // one sequential read of the file
+            double preadUs = (t3 - t2) / 1e3 / preads;
+            fs.delete(f, false);
+            for (int pass = 1; pass < writes; pass++) {
+              fs.delete(new Path(f + "-w" + pass), false);
             }
-          }
-          long t3 = System.nanoTime();
-          double writeMs = (t1 - t0) / 1e6 / writes; // one file written
-          double readMs = (t2 - t1) / 1e6 / passes; // one sequential read of the file
-          double preadUs = (t3 - t2) / 1e3 / preads;
-          fs.delete(f, false);
-          for (int pass = 1; pass < writes; pass++) {
-            fs.delete(new Path(f + "-w" + pass), false);
-          }
-          System.out.printf(Locale.ROOT, "size %s %s %-5s write %7.1f MB/s (%.1f cores busy),"
-              + " read %7.1f MB/s, 4 KiB pread %7.1f us%n", human(size), round < 0 ? "warm-up"
-              : "round " + (round + 1) + "/" + rounds, names[which], mbps(size, writeMs),
-              writeCores, mbps(size, readMs), preadUs);
-          if (round < 0) {
-            continue; // not counted
-          }
-          w[which][round] = writeMs;
-          r[which][round] = readMs;
-          p[which][round] = preadUs;
-          cpu[which][round] = cpuPerGb;
-          wcpu[which][round] = writeCpuPerGb;
-          wcalls[which][round] = writeCalls;
-          if (out != null) {
-            out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f%n", size, names[which],
-                writeMs, readMs, mbps(size, writeMs), mbps(size, readMs), preadUs);
+            System.out.printf(Locale.ROOT, "size %s %s %-5s write %7.1f MB/s (%.1f cores busy),"
+                + " read %7.1f MB/s, 4 KiB pread %7.1f us%n", human(size), round < 0 ? "warm-up"
+                : "round " + (round + 1) + "/" + rounds, names[which], mbps(size, writeMs),
+                writeCores, mbps(size, readMs), preadUs);
+            if (round < 0) {
+              continue; // not counted
+            }
+            w[which][round] = writeMs;
+            r[which][round] = readMs;
+            p[which][round] = preadUs;
+            cpu[which][round] = cpuPerGb;
+            wcpu[which][round] = writeCpuPerGb;
+            wcalls[which][round] = writeCalls;
+            if (out != null) {
+              out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f%n", size, names[which],
+                  writeMs, readMs, mbps(size, writeMs), mbps(size, readMs), preadUs);
+            }
           }
         }
+        if (phase == 0) {
+          continue;
+        }
+        String s = human(size);
+        System.out.printf(Locale.ROOT, "size %s: the JIT compiled for %d ms during its counted"
+            + " rounds%n", s, compileMillis() - jit0);
+        double ws = median(w[0]);
+        double wh = median(w[1]);
+        double rs = median(r[0]);
+        double rh = median(r[1]);
+        double ps = median(p[0]);
+        double ph = median(p[1]);
+        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-latency size=%s stock=%.1fms"
+            + " hpc=%.1fms ratio=%.2f%n", s, ws, wh, wh / ws);
+        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-latency size=%s stock=%.1fms"
+            + " hpc=%.1fms ratio=%.2f%n", s, rs, rh, rh / rs);
+        System.out.printf(Locale.ROOT, "RESULT hdfs-random-read-latency size=%s stock=%.1fus "
+            + "hpc=%.1fus ratio=%.2f%n", s, ps, ph, ph / ps);
+        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-cpu size=%s stock=%.2fs/GB "
+            + "hpc=%.2fs/GB ratio=%.2f (client and DataNodes, one process)%n", s, median(cpu[0]),
+            median(cpu[1]), median(cpu[1]) / median(cpu[0]));
+        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-cpu size=%s stock=%.2fs/GB "
+            + "hpc=%.2fs/GB ratio=%.2f (client, DataNodes and NameNode, one process)%n", s,
+            median(wcpu[0]), median(wcpu[1]), median(wcpu[1]) / median(wcpu[0]));
+        if (IO_CALLS_READABLE) {
+          System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-calls size=%s stock=%.0f/MiB "
+              + "hpc=%.0f/MiB ratio=%.2f (read and write system calls of the process per MiB "
+              + "written)%n", s, median(wcalls[0]), median(wcalls[1]),
+              median(wcalls[1]) / median(wcalls[0]));
+        }
+        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-throughput size=%s stock=%.1fMB/s "
+            + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, ws), mbps(size, wh), ws / wh);
+        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-throughput size=%s stock=%.1fMB/s "
+            + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, rs), mbps(size, rh), rs / rh);
       }
-      String s = human(size);
-      double ws = median(w[0]);
-      double wh = median(w[1]);
-      double rs = median(r[0]);
-      double rh = median(r[1]);
-      double ps = median(p[0]);
-      double ph = median(p[1]);
-      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-latency size=%s stock=%.1fms hpc=%.1fms"
-          + " ratio=%.2f%n", s, ws, wh, wh / ws);
-      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-latency size=%s stock=%.1fms hpc=%.1fms"
-          + " ratio=%.2f%n", s, rs, rh, rh / rs);
-      System.out.printf(Locale.ROOT, "RESULT hdfs-random-read-latency size=%s stock=%.1fus "
-          + "hpc=%.1fus ratio=%.2f%n", s, ps, ph, ph / ps);
-      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-cpu size=%s stock=%.2fs/GB "
-          + "hpc=%.2fs/GB ratio=%.2f (client and DataNodes, one process)%n", s, median(cpu[0]),
-          median(cpu[1]), median(cpu[1]) / median(cpu[0]));
-      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-cpu size=%s stock=%.2fs/GB "
-          + "hpc=%.2fs/GB ratio=%.2f (client, DataNodes and NameNode, one process)%n", s,
-          median(wcpu[0]), median(wcpu[1]), median(wcpu[1]) / median(wcpu[0]));
-      if (IO_CALLS_READABLE) {
-        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-calls size=%s stock=%.0f/MiB "
-            + "hpc=%.0f/MiB ratio=%.2f (read and write system calls of the process per MiB "
-            + "written)%n", s, median(wcalls[0]), median(wcalls[1]),
-            median(wcalls[1]) / median(wcalls[0]));
-      }
-      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-throughput size=%s stock=%.1fMB/s "
-          + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, ws), mbps(size, wh), ws / wh);
-      System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-throughput size=%s stock=%.1fMB/s "
-          + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, rs), mbps(size, rh), rs / rh);
     }
     if (out != null) {
       out.close();
     }
+  }
+
+  /** Milliseconds the JIT has compiled so far, or 0 where the JVM does not tell. */
+  private static long compileMillis() {
+    java.lang.management.CompilationMXBean c =
+        java.lang.management.ManagementFactory.getCompilationMXBean();
+    return c != null && c.isCompilationTimeMonitoringSupported() ? c.getTotalCompilationTime()
+        : 0;
   }
 
   private static final java.nio.file.Path PROC_IO = java.nio.file.Path.of("/proc/self/io");

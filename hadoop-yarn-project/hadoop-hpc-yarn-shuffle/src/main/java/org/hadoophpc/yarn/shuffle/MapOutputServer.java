@@ -29,6 +29,7 @@ import org.apache.hadoop.metrics2.lib.MutableCounterLong;
 import org.apache.hadoop.util.DiskChecker;
 import org.hadoophpc.mapreduce.shuffle.ShuffleAuth;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
+import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 import org.hadoophpc.mapreduce.shuffle.protocol.CloseRequest;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenRequest;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
@@ -311,6 +312,7 @@ final class MapOutputServer implements RequestHandler {
     int n = span.length();
     if (prefetched.addAndGet(n) > conf.prefetchMax()) {
       prefetched.addAndGet(-n);
+      noReadAhead(s, "pre-fetch budget (" + ShuffleConfigKeys.PREFETCH_MAX_KEY + ") in use");
       return;
     }
     CompletableFuture<Buffer> f = new CompletableFuture<>();
@@ -322,19 +324,28 @@ final class MapOutputServer implements RequestHandler {
     try {
       readers.execute(() -> {
         Buffer b = pool.allocate(n);
-        if (b != null) {
+        if (b == null) {
+          noReadAhead(s, "no " + n + "-byte buffer in the transport's pool");
+        } else {
           try {
             readPieces(s.pieces(span), b);
           } catch (IOException | RuntimeException x) {
             b.release();
             b = null; // the read itself will report the error
+            noReadAhead(s, x.toString());
           }
         }
         f.complete(b);
       });
     } catch (RejectedExecutionException x) {
+      noReadAhead(s, "read queue full");
       f.complete(null);
     }
+  }
+
+  /** Why a session's first read is not read ahead (its read then copies when it comes). */
+  private static void noReadAhead(ServedSession s, String why) {
+    LOG.debug("hpc shuffle: session {} of reduce {}: no read-ahead: {}", s.id, s.reduce, why);
   }
 
   private void read(Connection connection, ReadRequest r, Responder responder) {

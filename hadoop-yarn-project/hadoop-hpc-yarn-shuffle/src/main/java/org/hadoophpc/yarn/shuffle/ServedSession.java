@@ -16,6 +16,8 @@ import org.hadoophpc.mapreduce.shuffle.protocol.SessionLayout;
 import org.hadoophpc.mapreduce.shuffle.protocol.SessionLayout.ReadSpan;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Connection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A reducer's open fetch on the service: the job, the reduce partition, per requested map the
@@ -24,6 +26,7 @@ import org.hadoophpc.net.Connection;
  * it.
  */
 final class ServedSession {
+  private static final Logger LOG = LoggerFactory.getLogger(ServedSession.class);
 
   /** One requested map: served when {@link #partition} is OK. */
   static final class Entry {
@@ -136,6 +139,8 @@ final class ServedSession {
     if (s.equals(span)) {
       return f;
     }
+    LOG.debug("hpc shuffle: session {}: read-ahead of {} dropped, the read asked for {}", id, s,
+        span);
     drop(f, s.length(), dropped);
     return null;
   }

@@ -102,6 +102,10 @@ public class ShuffleServiceMetrics {
     return errors.value();
   }
 
+  public long busyRejections() {
+    return busyRejections.value();
+  }
+
   public long prefetchHits() {
     return prefetchHits.value();
   }

@@ -159,141 +159,165 @@ public final class HdfsBench {
     return overlays;
   }
 
+  /** What one round measured of one variant (stock or hpc) at one size. */
+  private record Round(double writeMs, double readMs, double preadUs, double readCpuPerGb,
+      double writeCpuPerGb, double writeCores, double writeCalls, double preadCalls) {
+  }
+
   private static void run(FileSystem stock, FileSystem hpc, List<Long> sizes, int warmup,
       int rounds, short replication, int preads, File csv) throws IOException {
-    PrintWriter out = csv == null ? null : new PrintWriter(csv, "UTF-8");
-    if (out != null) {
-      out.println("size_bytes,path,write_ms,read_ms,write_mbps,read_mbps,pread_us");
-    }
     FileSystem[] fss = {stock, hpc};
-    String[] names = {"stock", "hpc"};
     byte[] chunk = new byte[1 << 20];
     new Random(7).nextBytes(chunk);
-    // every size's warm-up rounds first (phase 0), then every size's counted rounds (phase 1)
-    for (int phase = 0; phase < 2; phase++) {
+    // every size's warm-up rounds before the first counted round
+    for (long size : sizes) {
+      for (int round = -warmup; round < 0; round++) {
+        for (int k = 0; k < 2; k++) {
+          int which = first(round, k);
+          round(fss[which], NAMES[which], size, round, rounds, replication, preads, chunk);
+        }
+      }
+    }
+    try (PrintWriter out = csv == null ? null : new PrintWriter(csv, "UTF-8")) {
+      if (out != null) {
+        out.println("size_bytes,path,write_ms,read_ms,write_mbps,read_mbps,pread_us");
+      }
       for (long size : sizes) {
-        double[][] w = new double[2][rounds];
-        double[][] r = new double[2][rounds];
-        double[][] p = new double[2][rounds];
-        double[][] cpu = new double[2][rounds];
-        double[][] wcpu = new double[2][rounds];
-        double[][] wcalls = new double[2][rounds];
+        Round[][] counted = new Round[2][rounds];
         long jit0 = compileMillis();
-        for (int round = phase == 0 ? -warmup : 0; round < (phase == 0 ? 0 : rounds); round++) {
+        for (int round = 0; round < rounds; round++) {
           for (int k = 0; k < 2; k++) {
-            int which = (Math.floorMod(round, 2) == 0) ? k : 1 - k; // alternate who goes first
-            FileSystem fs = fss[which];
-
-            Path f = new Path("/bench/" + names[which] + "-" + size + "-" + round);
-            // a 16 MiB write takes ~0.1 s here: write files until WRITE_BYTES crossed (each the
-            // size measured), so one GC or writeback hiccup does not decide a round
-            int writes = (int) Math.max(1, WRITE_BYTES / size);
-            long t0 = System.nanoTime();
-            long c0 = processCpuNanos();
-            long[] io0 = ioCalls();
-            for (int pass = 0; pass < writes; pass++) {
-              Path target = pass == 0 ? f : new Path(f + "-w" + pass);
-              try (FSDataOutputStream o = fs.create(target, true, 65536, replication,
-                  128L << 20)) {
-                for (long left = size; left > 0; left -= chunk.length) {
-                  o.write(chunk, 0, (int) Math.min(chunk.length, left));
-                }
-              }
-            }
-            long t1 = System.nanoTime();
-            long c1 = processCpuNanos();
-            long[] io1 = ioCalls();
-            // the whole process: client, DataNodes, NameNode (create, addBlock, complete)
-            double writeCpuPerGb = (c1 - c0) / 1e9 / ((double) writes * size / 1e9);
-            double writeCores = (double) (c1 - c0) / (t1 - t0);
-            double writeCalls = (io1[0] - io0[0] + io1[1] - io0[1]) / (writes * (size / 1048576.0));
-            byte[] buf = new byte[1 << 20];
-            // a 64 MiB read takes tens of ms here: read the file until READ_BYTES crossed, so one
-            // GC or scheduler hiccup does not decide a round
-            int passes = (int) Math.max(1, READ_BYTES / size);
-            for (int pass = 0; pass < passes; pass++) {
-              try (FSDataInputStream in = fs.open(f)) {
-                while (in.read(buf) > 0) {
-                  // read to the end
-                }
-              }
-            }
-            long t2 = System.nanoTime();
-            double cpuPerGb = (processCpuNanos() - c1) / 1e9 / ((double) passes * size / 1e9);
-            Random rnd = new Random(round);
-            byte[] small = new byte[4096];
-            try (FSDataInputStream in = fs.open(f)) {
-              for (int i = 0; i < preads; i++) {
-                in.readFully(Math.floorMod(rnd.nextLong(), Math.max(1, size - small.length)),
-                    small);
-              }
-            }
-            long t3 = System.nanoTime();
-            double writeMs = (t1 - t0) / 1e6 / writes; // one file written
-            double readMs = (t2 - t1) / 1e6 / passes; // one sequential read of the file
-            double preadUs = (t3 - t2) / 1e3 / preads;
-            fs.delete(f, false);
-            for (int pass = 1; pass < writes; pass++) {
-              fs.delete(new Path(f + "-w" + pass), false);
-            }
-            System.out.printf(Locale.ROOT, "size %s %s %-5s write %7.1f MB/s (%.1f cores busy),"
-                + " read %7.1f MB/s, 4 KiB pread %7.1f us%n", human(size), round < 0 ? "warm-up"
-                : "round " + (round + 1) + "/" + rounds, names[which], mbps(size, writeMs),
-                writeCores, mbps(size, readMs), preadUs);
-            if (round < 0) {
-              continue; // not counted
-            }
-            w[which][round] = writeMs;
-            r[which][round] = readMs;
-            p[which][round] = preadUs;
-            cpu[which][round] = cpuPerGb;
-            wcpu[which][round] = writeCpuPerGb;
-            wcalls[which][round] = writeCalls;
+            int which = first(round, k);
+            Round m = round(fss[which], NAMES[which], size, round, rounds, replication, preads,
+                chunk);
+            counted[which][round] = m;
             if (out != null) {
-              out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f%n", size, names[which],
-                  writeMs, readMs, mbps(size, writeMs), mbps(size, readMs), preadUs);
+              out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f%n", size, NAMES[which],
+                  m.writeMs(), m.readMs(), mbps(size, m.writeMs()), mbps(size, m.readMs()),
+                  m.preadUs());
             }
           }
         }
-        if (phase == 0) {
-          continue;
-        }
-        String s = human(size);
         System.out.printf(Locale.ROOT, "size %s: the JIT compiled for %d ms during its counted"
-            + " rounds%n", s, compileMillis() - jit0);
-        double ws = median(w[0]);
-        double wh = median(w[1]);
-        double rs = median(r[0]);
-        double rh = median(r[1]);
-        double ps = median(p[0]);
-        double ph = median(p[1]);
-        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-latency size=%s stock=%.1fms"
-            + " hpc=%.1fms ratio=%.2f%n", s, ws, wh, wh / ws);
-        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-latency size=%s stock=%.1fms"
-            + " hpc=%.1fms ratio=%.2f%n", s, rs, rh, rh / rs);
-        System.out.printf(Locale.ROOT, "RESULT hdfs-random-read-latency size=%s stock=%.1fus "
-            + "hpc=%.1fus ratio=%.2f%n", s, ps, ph, ph / ps);
-        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-cpu size=%s stock=%.2fs/GB "
-            + "hpc=%.2fs/GB ratio=%.2f (client and DataNodes, one process)%n", s, median(cpu[0]),
-            median(cpu[1]), median(cpu[1]) / median(cpu[0]));
-        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-cpu size=%s stock=%.2fs/GB "
-            + "hpc=%.2fs/GB ratio=%.2f (client, DataNodes and NameNode, one process)%n", s,
-            median(wcpu[0]), median(wcpu[1]), median(wcpu[1]) / median(wcpu[0]));
-        if (IO_CALLS_READABLE) {
-          System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-calls size=%s stock=%.0f/MiB "
-              + "hpc=%.0f/MiB ratio=%.2f (read and write system calls of the process per MiB "
-              + "written)%n", s, median(wcalls[0]), median(wcalls[1]),
-              median(wcalls[1]) / median(wcalls[0]));
-        }
-        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-throughput size=%s stock=%.1fMB/s "
-            + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, ws), mbps(size, wh), ws / wh);
-        System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-throughput size=%s stock=%.1fMB/s "
-            + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, rs), mbps(size, rh), rs / rh);
+            + " rounds%n", human(size), compileMillis() - jit0);
+        report(size, counted[0], counted[1]);
       }
     }
-    if (out != null) {
-      out.close();
+  }
+
+  private static final String[] NAMES = {"stock", "hpc"};
+
+  /** Which variant goes {@code k}-th in {@code round}: they take turns going first. */
+  private static int first(int round, int k) {
+    return Math.floorMod(round, 2) == 0 ? k : 1 - k;
+  }
+
+  /**
+   * One round of one variant: writes files of {@code size} until WRITE_BYTES are written, reads
+   * the first one sequentially until READ_BYTES are read, then {@code preads} 4 KiB preads of
+   * it; prints a line (round below 0: a warm-up round).
+   */
+  private static Round round(FileSystem fs, String name, long size, int round, int rounds,
+      short replication, int preads, byte[] chunk) throws IOException {
+    Path f = new Path("/bench/" + name + "-" + size + "-" + round);
+    // a 16 MiB write takes ~0.1 s here: write files until WRITE_BYTES crossed (each the size
+    // measured), so one GC or writeback hiccup does not decide a round
+    int writes = (int) Math.max(1, WRITE_BYTES / size);
+    long t0 = System.nanoTime();
+    long c0 = processCpuNanos();
+    long[] io0 = ioCalls();
+    for (int pass = 0; pass < writes; pass++) {
+      Path target = pass == 0 ? f : new Path(f + "-w" + pass);
+      try (FSDataOutputStream o = fs.create(target, true, 65536, replication, 128L << 20)) {
+        for (long left = size; left > 0; left -= chunk.length) {
+          o.write(chunk, 0, (int) Math.min(chunk.length, left));
+        }
+      }
     }
+    long t1 = System.nanoTime();
+    long c1 = processCpuNanos();
+    long[] io1 = ioCalls();
+    byte[] buf = new byte[1 << 20];
+    // a 64 MiB read takes tens of ms here: read the file until READ_BYTES crossed, so one GC or
+    // scheduler hiccup does not decide a round
+    int passes = (int) Math.max(1, READ_BYTES / size);
+    for (int pass = 0; pass < passes; pass++) {
+      try (FSDataInputStream in = fs.open(f)) {
+        while (in.read(buf) > 0) {
+          // read to the end
+        }
+      }
+    }
+    long t2 = System.nanoTime();
+    long c2 = processCpuNanos();
+    Random rnd = new Random(round);
+    byte[] small = new byte[4096];
+    long[] io2;
+    long[] io3;
+    try (FSDataInputStream in = fs.open(f)) {
+      io2 = ioCalls(); // the preads' calls, without the open's
+      for (int i = 0; i < preads; i++) {
+        in.readFully(Math.floorMod(rnd.nextLong(), Math.max(1, size - small.length)), small);
+      }
+      io3 = ioCalls();
+    }
+    long t3 = System.nanoTime();
+    fs.delete(f, false);
+    for (int pass = 1; pass < writes; pass++) {
+      fs.delete(new Path(f + "-w" + pass), false);
+    }
+    double mib = size / 1048576.0;
+    // the whole process: client, DataNodes, NameNode (create, addBlock, complete)
+    Round m = new Round((t1 - t0) / 1e6 / writes, (t2 - t1) / 1e6 / passes,
+        (t3 - t2) / 1e3 / preads, (c2 - c1) / 1e9 / ((double) passes * size / 1e9),
+        (c1 - c0) / 1e9 / ((double) writes * size / 1e9), (double) (c1 - c0) / (t1 - t0),
+        (io1[0] - io0[0] + io1[1] - io0[1]) / (writes * mib),
+        (io3[0] - io2[0] + io3[1] - io2[1]) / (double) preads);
+    System.out.printf(Locale.ROOT, "size %s %s %-5s write %7.1f MB/s (%.1f cores busy),"
+        + " read %7.1f MB/s, 4 KiB pread %7.1f us%n", human(size), round < 0 ? "warm-up"
+        : "round " + (round + 1) + "/" + rounds, name, mbps(size, m.writeMs()), m.writeCores(),
+        mbps(size, m.readMs()), m.preadUs());
+    return m;
+  }
+
+  /** The RESULT lines of one size: medians of its counted rounds, stock against hpc. */
+  private static void report(long size, Round[] stock, Round[] hpc) {
+    String s = human(size);
+    double ws = median(stock, Round::writeMs);
+    double wh = median(hpc, Round::writeMs);
+    double rs = median(stock, Round::readMs);
+    double rh = median(hpc, Round::readMs);
+    double ps = median(stock, Round::preadUs);
+    double ph = median(hpc, Round::preadUs);
+    System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-latency size=%s stock=%.1fms"
+        + " hpc=%.1fms ratio=%.2f%n", s, ws, wh, wh / ws);
+    System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-latency size=%s stock=%.1fms"
+        + " hpc=%.1fms ratio=%.2f%n", s, rs, rh, rh / rs);
+    System.out.printf(Locale.ROOT, "RESULT hdfs-random-read-latency size=%s stock=%.1fus "
+        + "hpc=%.1fus ratio=%.2f%n", s, ps, ph, ph / ps);
+    ratioLine("hdfs-seq-read-cpu", s, "%.2fs/GB", median(stock, Round::readCpuPerGb),
+        median(hpc, Round::readCpuPerGb), "client and DataNodes, one process");
+    ratioLine("hdfs-seq-write-cpu", s, "%.2fs/GB", median(stock, Round::writeCpuPerGb),
+        median(hpc, Round::writeCpuPerGb), "client, DataNodes and NameNode, one process");
+    if (IO_CALLS_READABLE) {
+      ratioLine("hdfs-seq-write-calls", s, "%.0f/MiB", median(stock, Round::writeCalls),
+          median(hpc, Round::writeCalls), "read and write system calls of the process per MiB "
+          + "written");
+      ratioLine("hdfs-random-read-calls", s, "%.1f/pread", median(stock, Round::preadCalls),
+          median(hpc, Round::preadCalls), "read and write system calls of the process per 4 KiB"
+          + " pread");
+    }
+    System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-throughput size=%s stock=%.1fMB/s "
+        + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, ws), mbps(size, wh), ws / wh);
+    System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-throughput size=%s stock=%.1fMB/s "
+        + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, rs), mbps(size, rh), rs / rh);
+  }
+
+  /** A RESULT line of a figure where lower is better: stock, hpc and hpc / stock. */
+  private static void ratioLine(String name, String size, String unit, double stock, double hpc,
+      String what) {
+    System.out.printf(Locale.ROOT, "RESULT %s size=%s stock=" + unit + " hpc=" + unit
+        + " ratio=%.2f (%s)%n", name, size, stock, hpc, hpc / stock, what);
   }
 
   /** Milliseconds the JIT has compiled so far, or 0 where the JVM does not tell. */
@@ -341,8 +365,8 @@ public final class HdfsBench {
     return bytes / 1e6 / (ms / 1e3);
   }
 
-  private static double median(double[] v) {
-    double[] c = v.clone();
+  private static double median(Round[] rounds, java.util.function.ToDoubleFunction<Round> f) {
+    double[] c = Arrays.stream(rounds).mapToDouble(f).toArray();
     Arrays.sort(c);
     return c.length % 2 == 1 ? c[c.length / 2] : (c[c.length / 2 - 1] + c[c.length / 2]) / 2;
   }

@@ -375,7 +375,7 @@ final class MapOutputServer implements RequestHandler {
       respondFromFiles(pieces, r.length(), responder, start);
       return;
     }
-    CompletableFuture<Buffer> ahead = s.takeAhead(span, this::headDone);
+    CompletableFuture<Buffer> ahead = s.takeAhead(span);
     if (ahead == null) {
       copyNow(pieces, r.length(), responder, start);
       return;

@@ -16,8 +16,6 @@ import org.hadoophpc.mapreduce.shuffle.protocol.SessionLayout;
 import org.hadoophpc.mapreduce.shuffle.protocol.SessionLayout.ReadSpan;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Connection;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A reducer's open fetch on the service: the job, the reduce partition, per requested map the
@@ -26,7 +24,6 @@ import org.slf4j.LoggerFactory;
  * it.
  */
 final class ServedSession {
-  private static final Logger LOG = LoggerFactory.getLogger(ServedSession.class);
 
   /** One requested map: served when {@link #partition} is OK. */
   static final class Entry {
@@ -125,24 +122,18 @@ final class ServedSession {
   }
 
   /**
-   * The read-ahead if it is exactly {@code span}; any other is dropped and its length passed to
-   * {@code dropped} once it completes (a null value means the read-ahead did not happen).
+   * The read-ahead if it is exactly {@code span}, else null and the read-ahead stays for its own
+   * read: with several reads in flight a later read can arrive first (seen over verbs); close
+   * drops one never asked for.
    */
-  synchronized CompletableFuture<Buffer> takeAhead(ReadSpan span, IntConsumer dropped) {
-    CompletableFuture<Buffer> f = ahead;
-    ReadSpan s = aheadSpan;
-    ahead = null;
-    aheadSpan = null;
-    if (f == null) {
+  synchronized CompletableFuture<Buffer> takeAhead(ReadSpan span) {
+    if (ahead == null || !aheadSpan.equals(span)) {
       return null;
     }
-    if (s.equals(span)) {
-      return f;
-    }
-    LOG.debug("hpc shuffle: session {}: read-ahead of {} dropped, the read asked for {}", id, s,
-        span);
-    drop(f, s.length(), dropped);
-    return null;
+    CompletableFuture<Buffer> f = ahead;
+    ahead = null;
+    aheadSpan = null;
+    return f;
   }
 
   /** Drops the read-ahead and closes the files. */

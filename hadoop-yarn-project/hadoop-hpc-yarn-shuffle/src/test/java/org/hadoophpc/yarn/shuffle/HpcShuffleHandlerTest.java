@@ -200,12 +200,8 @@ class HpcShuffleHandlerTest {
     // failure message below
     GenericTestUtils.setLogLevel(org.slf4j.LoggerFactory.getLogger(MapOutputServer.class),
         org.slf4j.event.Level.DEBUG);
-    GenericTestUtils.setLogLevel(org.slf4j.LoggerFactory.getLogger(ServedSession.class),
-        org.slf4j.event.Level.DEBUG);
     LogCapturer server = LogCapturer.captureLogs(
         org.slf4j.LoggerFactory.getLogger(MapOutputServer.class));
-    LogCapturer sessions = LogCapturer.captureLogs(
-        org.slf4j.LoggerFactory.getLogger(ServedSession.class));
     int[][] cases = {{3, 6}, {1, 2}};
     List<Long> hits = new ArrayList<>();
     for (int[] c : cases) {
@@ -226,12 +222,11 @@ class HpcShuffleHandlerTest {
       hits.add(m.prefetchHits() - hitsBefore);
     }
     server.stopCapturing();
-    sessions.stopCapturing();
     if (!sendsFromFiles()) {
       // each session's first read is read ahead at the open
       assertTrue(hits.stream().allMatch(h -> h >= 1), "hits per session (reduce 3, 1): " + hits
           + "; busy " + m.busyRejections() + ", errors " + m.errors() + "; the service said: "
-          + server.getOutput() + sessions.getOutput());
+          + server.getOutput());
     }
   }
 

@@ -517,35 +517,6 @@ class HpcShuffleHandlerTest {
     }
   }
 
-  @Test
-  void tlsShuffleKeepsTheHpcListenerOffUnlessVerbsIsDeclaredTrusted() {
-    Configuration c = conf(0, 1);
-    assertNull(HpcShuffleHandler.tlsRefusal(c, "tcp", ShuffleConf.from(c)));
-    c.setBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, true);
-    for (String t : List.of("tcp", "verbs")) {
-      String why = HpcShuffleHandler.tlsRefusal(c, t, ShuffleConf.from(c));
-      assertTrue(why != null && why.contains(ShuffleConfigKeys.STOCK_SSL_ENABLED), t + ": " + why);
-    }
-    c.setBoolean(ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY, true);
-    assertNull(HpcShuffleHandler.tlsRefusal(c, "verbs", ShuffleConf.from(c)));
-    assertTrue(HpcShuffleHandler.tlsRefusal(c, "tcp", ShuffleConf.from(c)) != null);
-  }
-
-  @Test
-  void theListenerFollowsTheNodeManagersAddress() {
-    ShuffleConf dflt = ShuffleConf.from(new Configuration(false));
-    Configuration c = new Configuration(false);
-    assertEquals("0.0.0.0", HpcShuffleHandler.bindHost(c, dflt));
-    c.set("yarn.nodemanager.address", "0.0.0.0:0");
-    assertEquals("0.0.0.0", HpcShuffleHandler.bindHost(c, dflt));
-    c.set("yarn.nodemanager.address", "127.0.0.1:45454");
-    assertEquals("127.0.0.1", HpcShuffleHandler.bindHost(c, dflt));
-    c.set("yarn.nodemanager.bind-host", "10.1.2.3");
-    assertEquals("10.1.2.3", HpcShuffleHandler.bindHost(c, dflt));
-    c.set(ShuffleConfigKeys.BIND_HOST_KEY, "192.168.0.9");
-    assertEquals("192.168.0.9", HpcShuffleHandler.bindHost(c, ShuffleConf.from(c)));
-  }
-
   /** The stock HTTP half of {@code s} accepts connections. */
   private static void assertStockServes(HpcShuffleHandler s) throws IOException {
     assertTrue(s.stockPort() > 0);

@@ -176,10 +176,12 @@ class ShuffleDifferentialIT {
   }
 
   @Test
-  void emptyPartitionsAndSixteenReducers() throws Exception {
-    // three distinct words over sixteen reducers: at most three partitions hold data
+  void emptyPartitionsAndSixReducers() throws Exception {
+    // three distinct words over six reducers: at most three partitions of each map output hold
+    // data, so every fetch names empty partitions (six, not sixteen: 20 reducer JVMs fewer on
+    // CI's two cores, the same paths)
     Path in = text("few-words", 5000, 3, 4);
-    compare("sixteen-reducers", (conf, out) -> waitFor(wordCount(conf, in, out, 16)));
+    compare("six-reducers", (conf, out) -> waitFor(wordCount(conf, in, out, 6)));
   }
 
   @Test

@@ -28,13 +28,16 @@ public final class FetchSession implements Closeable {
   private final String transport;
   /** The pool of the connection's transport: requests of this session come from it. */
   private final BufferPool pool;
+  /** The connection leaves its reads to the threads waiting on it. */
+  private final boolean callerReads;
   private final java.util.concurrent.atomic.LongAdder received =
       new java.util.concurrent.atomic.LongAdder();
   /** The session's bytes, made by the first {@link #stream} call. */
   private SessionStream stream;
 
   FetchSession(ShuffleFetchClient client, Connection connection, OpenResponse response,
-      int port, String transport, BufferPool pool) {
+      int port, String transport, BufferPool pool, boolean callerReads) {
+    this.callerReads = callerReads;
     this.client = client;
     this.connection = connection;
     this.response = response;
@@ -70,7 +73,7 @@ public final class FetchSession implements Closeable {
     if (stream == null) {
       stream = new SessionStream(connection, pool, response.session(),
           SessionLayout.of(response.partitions()), client.chunkSize(transport),
-          client.conf().fetchInflight(transport), client.waitMs(), received);
+          client.conf().fetchInflight(transport), client.waitMs(), received, callerReads);
     }
     return stream.map(i);
   }

@@ -28,6 +28,8 @@ import org.hadoophpc.net.Connection;
  */
 final class SessionStream {
   private final Connection connection;
+  /** This stream's thread reads the connection itself while it waits for an answer. */
+  private final boolean callerReads;
   private final BufferPool pool;
   private final long session;
   private final SessionLayout layout;
@@ -50,14 +52,15 @@ final class SessionStream {
   private final java.util.List<SessionStream> detached = new java.util.ArrayList<>();
 
   SessionStream(Connection connection, BufferPool pool, long session, SessionLayout layout,
-      int chunk, int window, long timeoutMs, LongAdder received) {
-    this(connection, pool, session, layout, chunk, window, timeoutMs, received, 0);
+      int chunk, int window, long timeoutMs, LongAdder received, boolean callerReads) {
+    this(connection, pool, session, layout, chunk, window, timeoutMs, received, callerReads, 0);
   }
 
   /** A stream whose reads start at byte {@code from} of {@code layout}. */
   private SessionStream(Connection connection, BufferPool pool, long session,
       SessionLayout layout, int chunk, int window, long timeoutMs, LongAdder received,
-      long from) {
+      boolean callerReads, long from) {
+    this.callerReads = callerReads;
     this.connection = connection;
     this.pool = pool;
     this.session = session;
@@ -149,7 +152,7 @@ final class SessionStream {
         SessionLayout alone = layout.only(map);
         long from = pos - start;
         ownStream = new SessionStream(connection, pool, session, alone, chunk, window,
-            timeoutMs, received, from);
+            timeoutMs, received, callerReads, from);
         own = ownStream.new PartitionView(map, 0, end - start, from);
         detached.add(ownStream);
       }
@@ -228,7 +231,7 @@ final class SessionStream {
       CompletableFuture<Buffer> f = pending.poll();
       int expected = pendingLengths.poll();
       long at = pendingStarts.poll();
-      Buffer b = Futures.await(f, timeoutMs, "read of " + expected + " bytes at byte "
+      Buffer b = Futures.await(callerReads ? connection : null, f, timeoutMs, "read of " + expected + " bytes at byte "
           + delivered + " of the session (in map #" + map + ") from "
           + connection.remoteAddress());
       int got = b.readableBytes();

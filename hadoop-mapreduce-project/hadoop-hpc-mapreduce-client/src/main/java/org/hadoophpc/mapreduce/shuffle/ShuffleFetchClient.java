@@ -52,7 +52,8 @@ public final class ShuffleFetchClient implements Closeable {
   static final int DEFAULT_STOCK_PORT = 13562;
 
   /** A service found: its connection, port, and the transport of the connection. */
-  private record Endpoint(Connection connection, int port, Transport transport) {
+  private record Endpoint(Connection connection, int port, Transport transport,
+      boolean callerReads) {
   }
 
   /** Opens the tcp transport for hosts unreachable over {@link #transport}; null: none. */
@@ -140,7 +141,7 @@ public final class ShuffleFetchClient implements Closeable {
         try {
           OpenResponse r = send(known, openOver.apply(known.transport()));
           return new FetchSession(this, known.connection(), r, known.port(),
-              known.transport().name(), known.transport().bufferPool());
+              known.transport().name(), known.transport().bufferPool(), known.callerReads());
         } catch (ShuffleServiceException e) {
           if (e.code() != ShuffleError.WRONG_SERVICE) {
             throw e;
@@ -191,7 +192,9 @@ public final class ShuffleFetchClient implements Closeable {
         last = e;
         continue;
       }
-      Endpoint ep = new Endpoint(c, port, transport);
+      // the fetcher reads its connection itself (tcp): an answer wakes one thread, not the
+      // transport's and then the fetcher, and is copied out while it is in this core's cache
+      Endpoint ep = new Endpoint(c, port, transport, conf.callerReads() && c.leaveReadsToCallers());
       OpenResponse r;
       try {
         r = send(ep, request);
@@ -210,7 +213,8 @@ public final class ShuffleFetchClient implements Closeable {
         continue;
       }
       remember(host, ep);
-      return new FetchSession(this, c, r, port, transport.name(), transport.bufferPool());
+      return new FetchSession(this, c, r, port, transport.name(), transport.bufferPool(),
+          ep.callerReads());
     }
     throw new ServiceUnreachableException("no hpc shuffle service of the NodeManager at " + host
         + " answers at " + name + " port " + conf.describePorts(stockPort == 0
@@ -239,7 +243,8 @@ public final class ShuffleFetchClient implements Closeable {
       throw new IOException("connection to " + ep.connection().remoteAddress()
           + " is at its in-flight limit");
     }
-    Buffer answer = Futures.await(f, waitMs(), "open at " + ep.connection().remoteAddress());
+    Buffer answer = Futures.await(ep.callerReads() ? ep.connection() : null, f, waitMs(),
+        "open at " + ep.connection().remoteAddress());
     OpenResponse r;
     try {
       r = OpenResponse.decode(answer.nio());

@@ -27,6 +27,7 @@ public final class ShuffleConf {
   private final int chunkSize;
   private final int fetchInflight;
   private final boolean strict;
+  private final boolean callerReads;
   private final boolean sendfile;
   private final boolean tcpFallback;
   private final boolean sslVerbsPlaintext;
@@ -83,6 +84,7 @@ public final class ShuffleConf {
     }
     strict = conf.getBoolean(STRICT_KEY, STRICT_DEFAULT);
     sendfile = conf.getBoolean(SENDFILE_KEY, SENDFILE_DEFAULT);
+    callerReads = conf.getBoolean(CALLER_READS_KEY, CALLER_READS_DEFAULT);
     tcpFallback = conf.getBoolean(TCP_FALLBACK_KEY, TCP_FALLBACK_DEFAULT);
     sslVerbsPlaintext = conf.getBoolean(SSL_VERBS_PLAINTEXT_KEY, SSL_VERBS_PLAINTEXT_DEFAULT);
     eventsInterval = atLeast(EVENTS_INTERVAL_KEY,
@@ -201,6 +203,11 @@ public final class ShuffleConf {
   /** NodeManager: answer reads with {@code Responder.respondFile} where the transport can. */
   public boolean sendfile() {
     return sendfile;
+  }
+
+  /** Reducer: fetchers read their connections themselves where the transport allows it. */
+  public boolean callerReads() {
+    return callerReads;
   }
 
   /** Both sides: over verbs, the service also listens over tcp and reducers use it per host. */

@@ -125,6 +125,14 @@ public final class ShuffleConfigKeys {
   public static final boolean SENDFILE_DEFAULT = true;
 
   /**
+   * Reducer, where the transport allows it (tcp): a fetcher waiting for a read's answer reads
+   * its connection itself instead of waiting for the transport's event thread to read it and
+   * wake it, so an answer costs one wake-up and is copied out while it is in the core's cache.
+   */
+  public static final String CALLER_READS_KEY = "mapreduce.hpc.shuffle.caller.reads";
+  public static final boolean CALLER_READS_DEFAULT = true;
+
+  /**
    * Both sides, over verbs: the NodeManager's service also listens over tcp (unless stock's
    * shuffle is on TLS: never plaintext over tcp), and a reducer that cannot reach a host's
    * service over verbs fetches from it over tcp before giving up on the hpc path for that host.

@@ -231,7 +231,8 @@ final class SessionStream {
       CompletableFuture<Buffer> f = pending.poll();
       int expected = pendingLengths.poll();
       long at = pendingStarts.poll();
-      Buffer b = Futures.await(callerReads ? connection : null, f, timeoutMs, "read of " + expected + " bytes at byte "
+      Buffer b = Futures.await(callerReads ? connection : null, f, timeoutMs,
+          "read of " + expected + " bytes at byte "
           + delivered + " of the session (in map #" + map + ") from "
           + connection.remoteAddress());
       int got = b.readableBytes();

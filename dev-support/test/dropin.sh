@@ -119,7 +119,10 @@ site mapred-site.xml mapreduce.framework.name yarn \
   mapreduce.jobhistory.admin.address 127.0.0.1:19332 \
   yarn.app.mapreduce.am.env "HADOOP_MAPRED_HOME=${S}" mapreduce.map.env "HADOOP_MAPRED_HOME=${S}" \
   mapreduce.reduce.env "HADOOP_MAPRED_HOME=${S}" \
-  yarn.app.mapreduce.am.resource.mb 1024 mapreduce.map.memory.mb 768 mapreduce.reduce.memory.mb 768
+  yarn.app.mapreduce.am.resource.mb 1024 mapreduce.map.memory.mb 768 mapreduce.reduce.memory.mb 768 \
+  mapreduce.admin.map.child.java.opts "-Djava.net.preferIPv4Stack=true ${LANE_JVM}" \
+  mapreduce.admin.reduce.child.java.opts "-Djava.net.preferIPv4Stack=true ${LANE_JVM}" \
+  yarn.app.mapreduce.am.admin-command-opts "${LANE_JVM}"
 site capacity-scheduler.xml yarn.scheduler.capacity.root.queues default \
   yarn.scheduler.capacity.root.default.capacity 100 \
   yarn.scheduler.capacity.root.default.maximum-capacity 100 \
@@ -159,8 +162,9 @@ pids=()
 ## output in logs/NAME.log.
 daemon() {
   local name=$1 heap=$2 class=$3
+  # shellcheck disable=SC2086 # LANE_JVM is a list of options
   "${JAVA_HOME}/bin/java" "-Xmx${heap}" "-Dhadoop.home.dir=${S}" "-Dhadoop.log.dir=${work}/logs" "-Dyarn.log.dir=${work}/logs" \
-    "-Djava.library.path=${LIBPATH}" -Djava.net.preferIPv4Stack=true -cp "${CP}" "${class}" \
+    "-Djava.library.path=${LIBPATH}" -Djava.net.preferIPv4Stack=true ${LANE_JVM} -cp "${CP}" "${class}" \
     >"${work}/logs/${name}.log" 2>&1 &
   pids+=($!)
   echo "    started ${name} (${class}, pid ${pids[-1]})"

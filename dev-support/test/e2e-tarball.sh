@@ -78,6 +78,8 @@ tar xzf "${tarball}" -C "${work}/a" || { echo "cannot unpack ${tarball}"; exit 1
 tar xzf "${tarball}" -C "${work}/b" || exit 1
 A=$(echo "${work}"/a/hadoop-hpc-*)
 B=$(echo "${work}"/b/hadoop-hpc-*)
+lean_jvms "${A}/etc/hadoop"
+lean_jvms "${B}/etc/hadoop"
 
 stop_everything() {
   "${A}/sbin/stop-all.sh" >/dev/null 2>&1

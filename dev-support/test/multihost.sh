@@ -252,6 +252,8 @@ phase "install: the tarball unpacked once on the shared directory"
 mkdir -p "${work}/shared"
 tar xzf "${tarball}" -C "${work}/shared" || die "cannot unpack ${tarball}"
 H=$(echo "${work}"/shared/hadoop-hpc-*)
+# C1-only JVMs for the whole lane, the Slurm and PBS launches included (timing only)
+lean_jvms "${H}/etc/hadoop"
 printf '%s\n' "${NODES[@]}" >"${work}/hosts"
 # The lane's own mode, next to the shipped ones in a copy of etc/hadoop (configure --base):
 # short liveness timeouts so a dead host is noticed in seconds, not minutes, and small

@@ -72,3 +72,21 @@ lane_conf() {
     echo '</configuration>'
   } >"${file}"
 }
+
+## Lean JVMs for a lane's cluster: C1 only and a serial collector. Its JVMs live seconds
+## (clients, tasks) to minutes (daemons) on 2 cores, where C2's compilations cost more CPU than
+## they win back (the VM lane and the Maven forks do the same; timing only, nothing a check
+## reads). LANE_JVM is the options; lean_jvms CONF_DIR puts them into a Hadoop configuration
+## directory: hadoop-env.sh's HADOOP_OPTS for daemons and clients, and mapred-site.xml's admin
+## options (stock's otherwise) for tasks and ApplicationMasters, which come before a job's own.
+LANE_JVM="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+lean_jvms() {
+  local conf=$1 stock="-Djava.net.preferIPv4Stack=true -Dhadoop.metrics.log.level=WARN" p=""
+  # shellcheck disable=SC2016 # HADOOP_OPTS is expanded by hadoop-env.sh, not here
+  printf '\n# the test lane: %s\nexport HADOOP_OPTS="${HADOOP_OPTS:-} %s"\n' \
+    "lean JVMs (dev-support/test/lib/lane.sh)" "${LANE_JVM}" >>"${conf}/hadoop-env.sh"
+  p+="<property><name>mapreduce.admin.map.child.java.opts</name><value>${stock} ${LANE_JVM}</value></property>"
+  p+="<property><name>mapreduce.admin.reduce.child.java.opts</name><value>${stock} ${LANE_JVM}</value></property>"
+  p+="<property><name>yarn.app.mapreduce.am.admin-command-opts</name><value>${LANE_JVM}</value></property>"
+  sed -i "s|</configuration>|  ${p}\n</configuration>|" "${conf}/mapred-site.xml"
+}

@@ -249,7 +249,9 @@ if ! hadoop_job "teragen ${rows} rows" "${work}/teragen.log" teragen "${local_jo
   give_up "teragen did not run: nothing to sort"
 fi
 # What HDFS holds (through WebHDFS: no client JVM).
-written=$(jmx_number "$(http_get 9870 '/webhdfs/v1/vm/in?op=GETCONTENTSUMMARY')" length)
+# WebHDFS's first request starts its web application: tens of seconds under TCG with YARN
+# starting beside it (10 s was too short once, session 32)
+written=$(jmx_number "$(http_get 9870 '/webhdfs/v1/vm/in?op=GETCONTENTSUMMARY' 60)" length)
 gen_sum=$(counter "${work}/teragen.log" 'CHECKSUM')
 [[ "${written:-0}" -eq "${bytes}" ]] && pass "/vm/in holds ${written} bytes" ||
   fail "/vm/in holds ${bytes} bytes (content summary: '${written}')"

@@ -119,14 +119,12 @@ site mapred-site.xml mapreduce.framework.name yarn \
   mapreduce.jobhistory.admin.address 127.0.0.1:19332 \
   yarn.app.mapreduce.am.env "HADOOP_MAPRED_HOME=${S}" mapreduce.map.env "HADOOP_MAPRED_HOME=${S}" \
   mapreduce.reduce.env "HADOOP_MAPRED_HOME=${S}" \
-  yarn.app.mapreduce.am.resource.mb 1024 mapreduce.map.memory.mb 768 mapreduce.reduce.memory.mb 768 \
-  mapreduce.admin.map.child.java.opts "-Djava.net.preferIPv4Stack=true ${LANE_JVM}" \
-  mapreduce.admin.reduce.child.java.opts "-Djava.net.preferIPv4Stack=true ${LANE_JVM}" \
-  yarn.app.mapreduce.am.admin-command-opts "${LANE_JVM}"
+  yarn.app.mapreduce.am.resource.mb 1024 mapreduce.map.memory.mb 768 mapreduce.reduce.memory.mb 768
 site capacity-scheduler.xml yarn.scheduler.capacity.root.queues default \
   yarn.scheduler.capacity.root.default.capacity 100 \
   yarn.scheduler.capacity.root.default.maximum-capacity 100 \
   yarn.scheduler.capacity.maximum-am-resource-percent 0.5
+lean_jvms "${C}" # tasks' and clients' JVMs; the daemons below take LANE_JVM themselves
 cat >"${C}/log4j.properties" <<'EOF'
 log4j.rootLogger=INFO,console
 log4j.appender.console=org.apache.log4j.ConsoleAppender

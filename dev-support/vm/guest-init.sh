@@ -11,6 +11,7 @@
 #   hpc_m2=PATH    the host's Maven repository, shared read-only with tag hpcm2 at the same path
 #   hpc_out=PATH   where results go (inside the repository share)
 #   hpc_mode=test|shell  run the test runner, or PATH/shell-cmd.sh
+#   hpc_job=hdfs|terasort  the whole job guest-job.sh runs
 set -u
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LC_ALL=C.UTF-8
@@ -35,6 +36,9 @@ repo=$(cmdline_value hpc_repo)
 m2=$(cmdline_value hpc_m2)
 out=$(cmdline_value hpc_out)
 mode=$(cmdline_value hpc_mode)
+# the whole job's kind (guest-job.sh): hdfs, or terasort (test-rdma --job)
+HPC_VM_JOB=$(cmdline_value hpc_job)
+export HPC_VM_JOB
 say "init started (kernel $(uname -r))"
 echo "boot_seconds=$(cut -d ' ' -f 1 /proc/uptime)" >"${out}/guest-boot.env"
 

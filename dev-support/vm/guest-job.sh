@@ -5,20 +5,24 @@
 #
 # Runs inside the Soft-RoCE VM (step d of guest-run-tests.sh): one whole job over rxe0 as a user
 # would run it. Unpacks the tarball's pseudo-distributed cluster on the guest's disk, binds every
-# daemon to rxe0's IPv4 address, turns on the verbs transport (strict) for the hpc shuffle (mode
-# rdma-shuffle, strict) and for HDFS DataTransfer (the DataNode plugin and the clients' socket
-# factory, strict, endpoint on the transfer port), starts it with sbin/start-dfs.sh and
-# sbin/start-yarn.sh (and leaves it running: the VM is powered off next), runs TeraGen (local
-# job runner, beside YARN's start) -> TeraSort on YARN (2 maps, 2 reduces) -> TeraValidate
-# (local job runner), and checks
-# what a user would check: the jobs' counters (bytes over verbs, no fallback, TeraGen's checksum
-# equal to TeraValidate's), the DataNode's log line and activity bean, every task's HDFS client
-# on verbs, and rxe0's own packet counters growing by at least what the bytes need.
+# daemon to rxe0's IPv4 address, turns on the verbs transport (strict) for HDFS DataTransfer (the
+# DataNode plugin and the clients' socket factory, strict, endpoint on the transfer port) and
+# for the hpc shuffle (mode rdma-shuffle, strict), starts HDFS with sbin/start-dfs.sh (and leaves
+# it running: the VM is powered off next), then runs the job HPC_VM_JOB names (test-rdma --job):
+#   hdfs (default, CI): guest-job-hdfs.sh: a file put with bin/hadoop fs, read back with fs -cat
+#     and WebHDFS, compared byte for byte with its source;
+#   terasort: guest-job-terasort.sh: sbin/start-yarn.sh, TeraGen (local job runner, beside YARN's
+#     start) -> TeraSort on YARN (2 maps, 2 reduces) with the hpc shuffle over verbs, input and
+#     output read back through WebHDFS (sorted, and the input's rows), the shuffle counters.
+# Then checks what a user would check of HDFS: the DataNode's log line and activity bean (bytes
+# over verbs, no fallback), the clients' logs (verbs, no refused stream), and rxe0's own packet
+# counters growing by at least what the bytes need.
 # Appends job_* keys to RESULTS (read by dev-support/bin/test-rdma).
 #
 # Usage: guest-job.sh TARBALL WORKDIR RESULTS
 # Environment: HPC_VM_JOB_ROWS (TeraGen rows of 100 bytes, default 50000 = 5 MB),
-# HPC_VM_JOB_TIMEOUT (seconds one of the three jobs may take, default 900: a hang guard, sized
+# HPC_VM_JOB (hdfs or terasort, default hdfs), HPC_VM_JOB_TIMEOUT (seconds one client command
+# or job may take, default 900: a hang guard, sized
 # for TCG, whose times swing; TeraSort took 393, 495 and, with its ApplicationMaster 4 minutes
 # in starting, over 609 s in three CI runs on this kind of 2-core host).
 set -u
@@ -27,6 +31,7 @@ work=${2:?usage: guest-job.sh TARBALL WORKDIR RESULTS}
 results=${3:?usage: guest-job.sh TARBALL WORKDIR RESULTS}
 device=rxe0
 rows=${HPC_VM_JOB_ROWS:-50000}
+job_kind=${HPC_VM_JOB:-hdfs}
 job_timeout=${HPC_VM_JOB_TIMEOUT:-900}
 counters="/sys/class/infiniband/${device}/ports/1/hw_counters"
 if [[ -z "${JAVA_HOME:-}" ]]; then
@@ -112,6 +117,22 @@ http_get() {
   timeout "${3:-10}" bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 1
     printf "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" "$2" "$0" >&3
     cat <&3' "${ip}" "$1" "$2" 2>/dev/null
+}
+
+## webhdfs_cat PATH: the bytes of an HDFS file through WebHDFS (bash /dev/tcp, no JVM): the
+## NameNode names the DataNode, whose answer's headers are read off before its body. 60 s each:
+## the DataNode's first WebHDFS read starts its own HDFS client (its verbs transport and a
+## NameNode connection), which took 10.8 s under TCG once.
+webhdfs_cat() {
+  local at
+  at=$(http_get 9870 "/webhdfs/v1$1?op=OPEN&noredirect=true" 60 |
+    sed -n 's|.*"Location" *: *"http://[^/]*\(/[^"]*\)".*|\1|p')
+  [[ -n "${at}" ]] || return 1
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  timeout 60 bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 1
+    printf "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" "$2" "$0" >&3
+    while IFS= read -r line <&3; do [[ -z "${line%$'"'"'\r'"'"'}" ]] && break; done
+    cat <&3' "${ip}" 9864 "${at}" 2>/dev/null
 }
 
 ## jmx_number JSON NAME: the first number field NAME of a JSON answer (JMX, WebHDFS).
@@ -229,113 +250,43 @@ step "start HDFS (sbin/start-dfs.sh)"
 "${H}/sbin/start-dfs.sh" >"${work}/start-dfs.log" 2>&1 ||
   give_up "sbin/start-dfs.sh" "$(tail -n 30 "${work}/start-dfs.log")"
 pass "start-dfs.sh: HDFS ready"
-# TeraGen and TeraValidate run in their client's JVM (the local job runner): every JVM costs
-# tens of seconds under TCG, neither has a shuffle to prove, and their HDFS streams go over
-# rxe0 all the same (the client's socket factory, strict). TeraSort runs on YARN. TeraGen needs
-# only HDFS, so it runs while start-yarn.sh starts and waits for YARN (202 s of the lane's
-# 1436 s in the CI run of bd0ea90, with 182 s of TeraGen in the ApplicationMaster after it).
-local_job=-Dmapreduce.framework.name=local
-step "start YARN (sbin/start-yarn.sh), TeraGen ${rows} rows ($((rows * 100)) bytes) beside it"
-# start-yarn.sh gives up after HADOOP_HPC_START_TIMEOUT (600 s, above); timeout bounds the wait
-# for it below even if it did not.
-timeout 900 "${H}/sbin/start-yarn.sh" >"${work}/start-yarn.log" 2>&1 &
-yarn_pid=$!
-bytes=$((rows * 100))
-hw_mark
-# (one map: the local job runner sets mapreduce.job.maps to 1, so TeraGen writes one file)
-if ! hadoop_job "teragen ${rows} rows" "${work}/teragen.log" teragen "${local_job}" \
-  "${rows}" /vm/in; then
-  wait "${yarn_pid}"
-  give_up "teragen did not run: nothing to sort"
-fi
-# What HDFS holds (through WebHDFS: no client JVM).
-# WebHDFS's first request starts its web application: tens of seconds under TCG with YARN
-# starting beside it (10 s was too short once, session 32)
-written=$(jmx_number "$(http_get 9870 '/webhdfs/v1/vm/in?op=GETCONTENTSUMMARY' 60)" length)
-gen_sum=$(counter "${work}/teragen.log" 'CHECKSUM')
-[[ "${written:-0}" -eq "${bytes}" ]] && pass "/vm/in holds ${written} bytes" ||
-  fail "/vm/in holds ${bytes} bytes (content summary: '${written}')"
-# TeraGen has no shuffle: what rxe0 carried here is HDFS (replication 1: client -> DataNode;
-# the YARN daemons starting beside it talk TCP on eth0, which rxe0's counters do not count).
-packets_at_least teragen "${bytes}"
-wait "${yarn_pid}" ||
-  give_up "sbin/start-yarn.sh" "$(tail -n 30 "${work}/start-yarn.log")"
-pass "start-yarn.sh: YARN ready"
-# A helper JVM the scripts had to run twice (hpc_conf_load): said, not hidden.
-grep -h -A 20 'failed once' "${work}/start-dfs.log" "${work}/start-yarn.log" |
-  sed 's/^/    note: /'
+# The whole job's kind: hdfs (CI) or terasort (also YARN and the hpc shuffle); each sets bytes
+# (what it wrote) and client_log (the log of its first HDFS client) for the checks below.
+case "${job_kind}" in
+  terasort)
+    # shellcheck source=guest-job-terasort.sh
+    . "${here}/guest-job-terasort.sh"
+    ;;
+  *)
+    # shellcheck source=guest-job-hdfs.sh
+    . "${here}/guest-job-hdfs.sh"
+    ;;
+esac
 dn_log=$(echo "${H}"/logs/hadoop-*-datanode-*.log)
 line=$(grep -m 1 'HDFS DataTransfer: verbs transport listening' "${dn_log}")
 [[ -n "${line}" ]] && pass "DataNode log: ${line#*INFO }" ||
   fail "DataNode log says 'HDFS DataTransfer: verbs transport listening'" \
     "$(grep -i 'DataTransfer' "${dn_log}" | tail -n 5)"
-nm_log=$(echo "${H}"/logs/hadoop-*-nodemanager-*.log)
+# A helper JVM the scripts had to run twice (hpc_conf_load): said, not hidden.
+grep -h -A 20 'failed once' "${work}"/start-*.log | sed 's/^/    note: /'
 
-step "terasort: 2 maps, 2 reduces, hpc shuffle strict"
-hw_mark
-# Two maps from TeraGen's one file: splits of half the input at most.
-hadoop_job "terasort, hpc shuffle strict over ${device}" "${work}/terasort.log" terasort \
-  -Dmapreduce.input.fileinputformat.split.maxsize=$(((bytes + 1) / 2)) \
-  -Dmapreduce.job.reduces=2 /vm/in /vm/out
-shown='HPC Shuffle|Bytes fetched over|Reducers that fell back|Reduce shuffle bytes'
-shown+='|Launched (map|reduce) tasks|HDFS(-TRANSPORT)?: Number of bytes (read|written)'
-grep -E "${shown}" \
-  "${work}/terasort.log" | sed 's/^[[:space:]]*/      /'
-verbs=$(counter "${work}/terasort.log" 'Bytes fetched over verbs (RDMA)')
-tcp=$(counter "${work}/terasort.log" 'Bytes fetched over tcp')
-fallbacks=$(counter "${work}/terasort.log" 'Reducers that fell back to the stock shuffle')
-shuffled=$(counter "${work}/terasort.log" 'Reduce shuffle bytes')
-maps=$(counter "${work}/terasort.log" 'Launched map tasks')
-reduces=$(counter "${work}/terasort.log" 'Launched reduce tasks')
-result job_shuffle_bytes_verbs "${verbs:-0}"
-seen="verbs ${verbs:-?} of Reduce shuffle bytes ${shuffled:-?}, tcp ${tcp:-0}"
-seen+=", fallbacks ${fallbacks:-0}"
-[[ "${verbs:-0}" -gt 0 && "${verbs}" -eq "${shuffled:--1}" && "${tcp:-0}" -eq 0 &&
-  "${fallbacks:-0}" -eq 0 ]] &&
-  pass "every shuffled byte over verbs (Bytes fetched over verbs (RDMA)): ${seen}" ||
-  fail "every shuffled byte over verbs (Bytes fetched over verbs (RDMA)): ${seen}"
-[[ "${maps:-0}" -ge 2 && "${reduces:-0}" -eq 2 ]] && pass "${maps} maps, ${reduces} reduces" ||
-  fail "2 maps and 2 reduces (launched: maps '${maps}', reduces '${reduces}')"
-# The tasks' HDFS streams over the transport, as the job counts them (File System Counters).
-hdfs_in=$(counter "${work}/terasort.log" 'HDFS-TRANSPORT: Number of bytes read')
-hdfs_out=$(counter "${work}/terasort.log" 'HDFS-TRANSPORT: Number of bytes written')
-result job_hdfs_transport_bytes_read "${hdfs_in:-0}"
-result job_hdfs_transport_bytes_written "${hdfs_out:-0}"
-[[ "${hdfs_in:-0}" -ge "${bytes}" && "${hdfs_out:-0}" -ge "${bytes}" ]] &&
-  pass "job counters HDFS-TRANSPORT: ${hdfs_in} bytes read, ${hdfs_out} written (>= ${bytes} each)" ||
-  fail "job counters HDFS-TRANSPORT bytes read '${hdfs_in}' and written '${hdfs_out}' >= ${bytes}"
-# HDFS read of the input, the shuffle, HDFS write of the output: all through rxe0.
-packets_at_least terasort $((2 * bytes + ${shuffled:-0}))
-
-step "teravalidate"
-hw_mark
-hadoop_job "teravalidate" "${work}/teravalidate.log" teravalidate "${local_job}" /vm/out /vm/report
-# The report through WebHDFS (no client JVM): the NameNode names the DataNode that serves it.
-report=$(http_get 9870 '/webhdfs/v1/vm/report/part-r-00000?op=OPEN&noredirect=true' |
-  sed -n 's|.*"Location" *: *"http://[^/]*\(/[^"]*\)".*|\1|p')
-# 60 s: the DataNode's first WebHDFS read starts its own HDFS client (its verbs transport
-# and a NameNode connection), which took 10.8 s under TCG once and failed a 10 s limit.
-report=$(http_get 9864 "${report:-/none}" 60 | sed '1,/^\r*$/d')
-out_sum=$(sed -n 's/^checksum[[:space:]]*//p' <<<"${report}")
-echo "    teravalidate: ${report//$'\n'/; }"
-[[ -n "${out_sum}" ]] && ! grep -q '^error' <<<"${report}" &&
-  pass "teravalidate: sorted, no errors, checksum ${out_sum}" ||
-  fail "teravalidate: sorted, no errors" "${report}"
-# TeraGen's CHECKSUM counter is the low 64 bits of the sum of every row's CRC32, TeraValidate's
-# checksum that sum in hex: they differ when the sorted output lost, duplicated or changed a row.
-gen_hex=$(printf '%x' "${gen_sum:-0}" 2>/dev/null)
-[[ -n "${gen_sum}" && "${gen_hex}" == "$(awk '{ sub(/^0+/, ""); print }' <<<"${out_sum}")" ]] &&
-  pass "TeraGen's CHECKSUM ${gen_sum} (${gen_hex}) = TeraValidate's checksum ${out_sum}" ||
-  fail "TeraGen's CHECKSUM '${gen_sum}' = TeraValidate's checksum '${out_sum}'"
-packets_at_least teravalidate "${bytes}"
-
-step "the DataNode's and the tasks' transfer counters"
+step "the DataNode's and the clients' transfer counters"
+# What the DataNode must have moved over verbs: terasort writes the input and the output and
+# reads both (the maps, then the read back); hdfs writes the file once and reads it twice
+# (fs -cat, and WebHDFS, whose DataNode-side client is on the transport too: 10083802 bytes out
+# for 2 x 5000000 read, session 33).
+need_out=$((2 * bytes))
+if [[ "${job_kind}" == "terasort" ]]; then
+  need_in=$((2 * bytes))
+else
+  need_in=${bytes}
+fi
 # The DataNode's own count of the transport (HpcDataTransfer-9866: a metrics snapshot at most
 # one period old, so waited for), then stock's DataNodeActivity, which counts TCP and transport
 # streams alike.
 for _ in $(seq 30); do
   bean=$(http_get 9864 '/jmx?qry=Hadoop:service=DataNode,name=HpcDataTransfer-9866')
-  [[ "$(jmx_number "${bean}" TransportBytesIn)" -ge $((2 * bytes)) ]] 2>/dev/null && break
+  [[ "$(jmx_number "${bean}" TransportBytesIn)" -ge "${need_in}" ]] 2>/dev/null && break
   sleep 1
 done
 t_in=$(jmx_number "${bean}" TransportBytesIn)
@@ -344,10 +295,10 @@ t_conns=$(jmx_number "${bean}" ServerConnectionsOverTransport)
 t_fallbacks=$(jmx_number "${bean}" Fallbacks)
 echo "    HpcDataTransfer-9866: TransportBytesIn=${t_in:-?} TransportBytesOut=${t_out:-?}" \
   "ServerConnectionsOverTransport=${t_conns:-?} Fallbacks=${t_fallbacks:-?}"
-grep -qE '"tag.Transport" *: *"verbs"' <<<"${bean}" && [[ "${t_in:-0}" -ge $((2 * bytes)) &&
-  "${t_out:-0}" -ge $((2 * bytes)) && "${t_conns:-0}" -gt 0 && "${t_fallbacks:--1}" -eq 0 ]] &&
-  pass "DataNode bean HpcDataTransfer-9866: verbs, ${t_in} bytes in, ${t_out} out (>= 2 x ${bytes} each), no fallback" ||
-  fail "DataNode bean HpcDataTransfer-9866: verbs, bytes in and out >= 2 x ${bytes}, no fallback" \
+grep -qE '"tag.Transport" *: *"verbs"' <<<"${bean}" && [[ "${t_in:-0}" -ge "${need_in}" &&
+  "${t_out:-0}" -ge "${need_out}" && "${t_conns:-0}" -gt 0 && "${t_fallbacks:--1}" -eq 0 ]] &&
+  pass "DataNode bean HpcDataTransfer-9866: verbs, ${t_in} bytes in (>= ${need_in}), ${t_out} out (>= ${need_out}), no fallback" ||
+  fail "DataNode bean HpcDataTransfer-9866: verbs, bytes in >= ${need_in}, out >= ${need_out}, no fallback" \
     "${bean}"
 activity=$(http_get 9864 '/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*')
 dn_written=$(jmx_number "${activity}" BytesWritten)
@@ -355,21 +306,24 @@ dn_read=$(jmx_number "${activity}" BytesRead)
 echo "    DataNodeActivity: BytesWritten=${dn_written:-?} BytesRead=${dn_read:-?}"
 result job_datanode_bytes_written "${dn_written:-0}"
 result job_datanode_bytes_read "${dn_read:-0}"
-[[ "${dn_written:-0}" -ge $((2 * bytes)) && "${dn_read:-0}" -ge $((2 * bytes)) ]] &&
-  pass "DataNode wrote ${dn_written} and read ${dn_read} bytes (>= 2 x ${bytes} each)" ||
-  fail "DataNode BytesWritten '${dn_written}', BytesRead '${dn_read}' >= 2 x ${bytes}"
-# Every task JVM and ApplicationMaster touches HDFS: each must have said it uses verbs.
-logs=$(find "${H}/logs/userlogs" -name syslog 2>/dev/null | sort)
-n_logs=$(grep -c . <<<"${logs}")
-said='HDFS DataTransfer from this process: over the verbs transport'
-n_verbs=$(xargs -r grep -l "${said}" <<<"${logs}" | grep -c .)
-[[ "${n_logs}" -gt 0 && "${n_verbs}" -eq "${n_logs}" ]] &&
-  pass "HDFS clients of all ${n_logs} containers over the verbs transport (strict)" ||
-  fail "HDFS clients of ${n_verbs} of ${n_logs} containers over the verbs transport" \
-    "$(xargs -r grep -h 'HDFS DataTransfer from this process' <<<"${logs}" | sort | uniq -c)"
+[[ "${dn_written:-0}" -ge "${need_in}" && "${dn_read:-0}" -ge $((2 * bytes)) ]] &&
+  pass "DataNode wrote ${dn_written} (>= ${need_in}) and read ${dn_read} bytes (>= $((2 * bytes)))" ||
+  fail "DataNode BytesWritten '${dn_written}' >= ${need_in}, BytesRead '${dn_read}' >= $((2 * bytes))"
+logs=""
+if [[ "${job_kind}" == "terasort" ]]; then
+  # Every task JVM and ApplicationMaster touches HDFS: each must have said it uses verbs.
+  logs=$(find "${H}/logs/userlogs" -name syslog 2>/dev/null | sort)
+  n_logs=$(grep -c . <<<"${logs}")
+  said='HDFS DataTransfer from this process: over the verbs transport'
+  n_verbs=$(xargs -r grep -l "${said}" <<<"${logs}" | grep -c .)
+  [[ "${n_logs}" -gt 0 && "${n_verbs}" -eq "${n_logs}" ]] &&
+    pass "HDFS clients of all ${n_logs} containers over the verbs transport (strict)" ||
+    fail "HDFS clients of ${n_verbs} of ${n_logs} containers over the verbs transport" \
+      "$(xargs -r grep -h 'HDFS DataTransfer from this process' <<<"${logs}" | sort | uniq -c)"
+fi
 # Strict clients fail a stream instead of falling back: the jobs may still succeed (a task is
 # retried, a history copy given up), so every refusal in any log is a failure here.
-mapfile -t client_logs < <(printf '%s\n' "${work}"/tera*.log "${logs}" | grep -v '^$')
+mapfile -t client_logs < <(printf '%s\n' "${work}"/{tera,put,cat}*.log "${logs}" | grep -v '^$')
 refusals=$(grep -h 'cannot use the transport' "${client_logs[@]}" 2>/dev/null)
 [[ -z "${refusals}" ]] && pass "no HDFS transfer stream refused the transport (clients' logs)" ||
   fail "$(grep -c 'cannot use the transport' <<<"${refusals}") HDFS transfer streams could not use the transport (strict)" \
@@ -380,14 +334,16 @@ retries=$(grep -h 'trying once more on a new connection' "${client_logs[@]}" 2>/
   grep -c .)
 result job_hello_retries "${retries}"
 say "HDFS transfer HELLOs retried on a new connection: ${retries}"
-grep -q 'HDFS DataTransfer from this process: over the verbs transport' "${work}/teragen.log" &&
-  pass "the job client's HDFS DataTransfer over the verbs transport" ||
-  fail "the job client's HDFS DataTransfer over the verbs transport" \
-    "$(grep 'HDFS DataTransfer' "${work}/teragen.log")"
-line=$(grep -m 1 'hpc shuffle serving map outputs on .* over verbs' "${nm_log}")
-[[ -n "${line}" ]] && pass "NodeManager log: ${line#*INFO }" ||
-  fail "NodeManager log says 'hpc shuffle serving map outputs on ... over verbs'" \
-    "$(grep 'hpc shuffle' "${nm_log}" | tail -n 5)"
+grep -q 'HDFS DataTransfer from this process: over the verbs transport' "${client_log}" &&
+  pass "the first client's HDFS DataTransfer over the verbs transport (${client_log##*/})" ||
+  fail "the first client's HDFS DataTransfer over the verbs transport (${client_log##*/})" \
+    "$(grep 'HDFS DataTransfer' "${client_log}")"
+if [[ "${job_kind}" == "terasort" ]]; then
+  line=$(grep -m 1 'hpc shuffle serving map outputs on .* over verbs' "${nm_log}")
+  [[ -n "${line}" ]] && pass "NodeManager log: ${line#*INFO }" ||
+    fail "NodeManager log says 'hpc shuffle serving map outputs on ... over verbs'" \
+      "$(grep 'hpc shuffle' "${nm_log}" | tail -n 5)"
+fi
 result job_sent_pkts "$(hw sent_pkts)"
 result job_rcvd_pkts "$(hw rcvd_pkts)"
 

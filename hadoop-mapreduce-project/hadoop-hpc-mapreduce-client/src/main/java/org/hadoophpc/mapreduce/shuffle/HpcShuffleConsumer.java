@@ -89,18 +89,9 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     this.jobConf = ctx.getJobConf();
     this.reduceId = ctx.getReduceId();
     this.reporter = ctx.getReporter();
-    String stockWhy = null;
-    boolean encryption = false;
-    if (ctx.getLocalMapFiles() != null) {
-      stockWhy = "the map outputs are local (uber or local job)";
-    } else if (jobConf.getBoolean(MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA,
-        MRJobConfig.DEFAULT_MR_ENCRYPTED_INTERMEDIATE_DATA)) {
-      stockWhy = MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA + "=true is served by stock only";
-      encryption = true;
-    } else if (jobConf.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
-      stockWhy = sslStockReason(jobConf);
-      encryption = stockWhy != null;
-    }
+    boolean local = ctx.getLocalMapFiles() != null;
+    String stockWhy = stockReason(jobConf, local);
+    boolean encryption = stockWhy != null && !local;
     if (stockWhy != null) {
       LOG.info("hpc shuffle: using the stock shuffle because {}", stockWhy);
       if (encryption) {
@@ -225,6 +216,26 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
    * trusted with {@link ShuffleConfigKeys#SSL_VERBS_PLAINTEXT_KEY} (NodeManagers on TLS do not
    * serve the hpc shuffle over tcp at all).
    */
+  /**
+   * Why a reducer of {@code job} uses stock's shuffle from the start (whatever
+   * {@code mapreduce.hpc.shuffle.strict} says: these are not failures), or null: its map outputs
+   * are local (uber and local jobs), or its intermediate data is encrypted or its shuffle TLS,
+   * which only stock serves (TLS: unless plaintext over verbs is allowed and verbs is here).
+   */
+  static String stockReason(JobConf job, boolean localMapOutputs) {
+    if (localMapOutputs) {
+      return "the map outputs are local (uber or local job)";
+    }
+    if (job.getBoolean(MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA,
+        MRJobConfig.DEFAULT_MR_ENCRYPTED_INTERMEDIATE_DATA)) {
+      return MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA + "=true is served by stock only";
+    }
+    if (job.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
+      return sslStockReason(job);
+    }
+    return null;
+  }
+
   private static String sslStockReason(JobConf job) {
     String ssl = ShuffleConfigKeys.STOCK_SSL_ENABLED + "=true";
     if (!job.getBoolean(ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY,

@@ -313,6 +313,47 @@ final class HpcMiniCluster implements AutoCloseable {
     return out;
   }
 
+  /**
+   * What {@link #wordCount} must write for {@code in} with {@code reducers} reducers, in
+   * {@link #digest}'s form, computed here without a job: the examples' mapper splits lines with
+   * a StringTokenizer, the default HashPartitioner places each word by {@link Text#hashCode},
+   * each part file holds its words in Text's byte order as "word TAB count" lines
+   * (TextOutputFormat), and a reducer without words still writes its empty part file.
+   */
+  List<String> wordCountDigest(Path in, int reducers) throws IOException {
+    java.util.Map<String, Integer> counts = new java.util.HashMap<>();
+    try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(
+        fs().open(in), StandardCharsets.UTF_8))) {
+      for (String line; (line = r.readLine()) != null; ) {
+        java.util.StringTokenizer words = new java.util.StringTokenizer(line);
+        while (words.hasMoreTokens()) {
+          counts.merge(words.nextToken(), 1, Integer::sum);
+        }
+      }
+    }
+    List<java.util.TreeMap<String, Integer>> parts = new ArrayList<>();
+    for (int i = 0; i < reducers; i++) {
+      parts.add(new java.util.TreeMap<>()); // the words are ASCII: String order is Text's
+    }
+    counts.forEach((w, n) -> parts.get((new Text(w).hashCode() & Integer.MAX_VALUE) % reducers)
+        .put(w, n));
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < reducers; i++) {
+      StringBuilder sb = new StringBuilder();
+      parts.get(i).forEach((w, n) -> sb.append(w).append('\t').append(n).append('\n'));
+      byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
+      MessageDigest md;
+      try {
+        md = MessageDigest.getInstance("SHA-256");
+      } catch (java.security.NoSuchAlgorithmException e) {
+        throw new IOException(e);
+      }
+      out.add(String.format("part-r-%05d bytes:%d:%s", i, bytes.length,
+          HexFormat.of().formatHex(md.digest(bytes))));
+    }
+    return out;
+  }
+
   private String sha(FileSystem fs, Path p) throws IOException {
     MessageDigest md;
     try {

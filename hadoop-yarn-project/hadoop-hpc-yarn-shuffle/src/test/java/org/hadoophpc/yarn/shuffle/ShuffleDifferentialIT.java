@@ -108,7 +108,7 @@ class ShuffleDifferentialIT {
 
   private static Job wordCount(Configuration conf, Path in, Path out, int reducers)
       throws IOException {
-    return HpcMiniCluster.wordCount(conf, in, out, reducers, 192 * 1024); // a few maps
+    return HpcMiniCluster.wordCount(conf, in, out, reducers, 384 * 1024); // a few maps
   }
 
   @Test
@@ -132,6 +132,8 @@ class ShuffleDifferentialIT {
   void wordCountWithCombiner() throws Exception {
     Path in = text("words", 40_000, 5000, 1);
     compare("wordcount", (conf, out) -> waitFor(wordCount(conf, in, out, 3)));
+    // the expected output the fault tests compute without a stock job, checked against stock
+    assertEquals(cluster.wordCountDigest(in, 3), cluster.digest(new Path("/diff/wordcount/stock")));
   }
 
   @Test
@@ -182,6 +184,8 @@ class ShuffleDifferentialIT {
     // CI's two cores, the same paths)
     Path in = text("few-words", 5000, 3, 4);
     compare("six-reducers", (conf, out) -> waitFor(wordCount(conf, in, out, 6)));
+    assertEquals(cluster.wordCountDigest(in, 6),
+        cluster.digest(new Path("/diff/six-reducers/stock")), "empty part files expected too");
   }
 
   @Test

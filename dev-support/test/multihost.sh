@@ -23,8 +23,9 @@
 # Usage: multihost.sh TARBALL WORKDIR
 # Needs root (namespaces); installs openssh-server, slurm-wlm, munge, iproute2, curl and jq
 # with apt-get when missing. Removes every namespace, bridge and process it made on exit, also
-# on failure. HPC_MH_ROWS: TeraGen rows (default 1000000 = 100 MB); HPC_MH_SLURM_ROWS: rows
-# of the Slurm job's TeraSort (default 500000).
+# on failure. HPC_MH_ROWS: TeraGen rows (default 400000 = 40 MB: 6 maps of 6.7 MB, 3 reducers);
+# HPC_MH_SLURM_ROWS: rows of the Slurm job's TeraSort (default 100000). Small on purpose: the
+# lane checks where bytes go and what survives a lost host, on one machine's 2 cores.
 set -u
 
 tarball=${1:?usage: multihost.sh TARBALL WORKDIR}
@@ -43,8 +44,8 @@ SUBNET=10.231.0
 NODES=(node0 node1 node2 node3)
 MASTER=node0
 WORKERS=(node1 node2 node3)
-ROWS=${HPC_MH_ROWS:-1000000}
-SLURM_ROWS=${HPC_MH_SLURM_ROWS:-500000}
+ROWS=${HPC_MH_ROWS:-400000}
+SLURM_ROWS=${HPC_MH_SLURM_ROWS:-100000}
 MUNGE_DIR=/run/${PREFIX}-munge
 
 # shellcheck source=lib/lane.sh
@@ -486,7 +487,7 @@ for _ in $(seq 400); do
   app=${app:-$(grep -o 'application_[0-9]*_[0-9]*' "${log2}" | head -n 1)}
   job2=${app/application_/job_}
   # every map finished and the reducers launched: the shuffle starts (reducers report their
-  # progress every few seconds, by when 100 MB may be fetched already: do not wait for it)
+  # progress every few seconds, by when the map outputs may be fetched already: do not wait for it)
   if [[ -n "${app}" ]] && am "/jobs/${job2}" |
       jq -e '.job | .mapsCompleted == .mapsTotal and .reducesRunning > 0' >/dev/null 2>&1; then
     am_host=$(ip netns exec "$(ns "${MASTER}")" curl -sf "http://$(addr "${MASTER}"):8088/ws/v1/cluster/apps/${app}" |

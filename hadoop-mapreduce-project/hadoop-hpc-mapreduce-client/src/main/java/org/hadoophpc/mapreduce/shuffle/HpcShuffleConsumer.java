@@ -211,12 +211,6 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
   }
 
   /**
-   * Why a job on TLS shuffle ({@code mapreduce.shuffle.ssl.enabled=true}) uses stock's shuffle,
-   * or null when it may use ours: only over verbs, and only when the admin declared the fabric
-   * trusted with {@link ShuffleConfigKeys#SSL_VERBS_PLAINTEXT_KEY} (NodeManagers on TLS do not
-   * serve the hpc shuffle over tcp at all).
-   */
-  /**
    * Why a reducer of {@code job} uses stock's shuffle from the start (whatever
    * {@code mapreduce.hpc.shuffle.strict} says: these are not failures), or null: its map outputs
    * are local (uber and local jobs), or its intermediate data is encrypted or its shuffle TLS,
@@ -236,6 +230,12 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     return null;
   }
 
+  /**
+   * Why a job on TLS shuffle ({@code mapreduce.shuffle.ssl.enabled=true}) uses stock's shuffle,
+   * or null when it may use ours: only over verbs, and only when the admin declared the fabric
+   * trusted with {@link ShuffleConfigKeys#SSL_VERBS_PLAINTEXT_KEY} (NodeManagers on TLS do not
+   * serve the hpc shuffle over tcp at all).
+   */
   private static String sslStockReason(JobConf job) {
     String ssl = ShuffleConfigKeys.STOCK_SSL_ENABLED + "=true";
     if (!job.getBoolean(ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY,

@@ -3,19 +3,25 @@
  */
 package org.hadoophpc.yarn.shuffle;
 
+import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.StringTokenizer;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -44,6 +50,7 @@ import org.apache.hadoop.mapreduce.MRConfig;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
+import org.apache.hadoop.mapreduce.lib.partition.HashPartitioner;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -316,51 +323,49 @@ final class HpcMiniCluster implements AutoCloseable {
   /**
    * What {@link #wordCount} must write for {@code in} with {@code reducers} reducers, in
    * {@link #digest}'s form, computed here without a job: the examples' mapper splits lines with
-   * a StringTokenizer, the default HashPartitioner places each word by {@link Text#hashCode},
+   * a StringTokenizer, the job's default {@link HashPartitioner} places each word,
    * each part file holds its words in Text's byte order as "word TAB count" lines
    * (TextOutputFormat), and a reducer without words still writes its empty part file.
    */
   List<String> wordCountDigest(Path in, int reducers) throws IOException {
-    java.util.Map<String, Integer> counts = new java.util.HashMap<>();
-    try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(
+    Map<String, Integer> counts = new HashMap<>();
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(
         fs().open(in), StandardCharsets.UTF_8))) {
       for (String line; (line = r.readLine()) != null; ) {
-        java.util.StringTokenizer words = new java.util.StringTokenizer(line);
+        StringTokenizer words = new StringTokenizer(line);
         while (words.hasMoreTokens()) {
           counts.merge(words.nextToken(), 1, Integer::sum);
         }
       }
     }
-    List<java.util.TreeMap<String, Integer>> parts = new ArrayList<>();
+    List<TreeMap<String, Integer>> parts = new ArrayList<>();
     for (int i = 0; i < reducers; i++) {
-      parts.add(new java.util.TreeMap<>()); // the words are ASCII: String order is Text's
+      parts.add(new TreeMap<>()); // the words are ASCII: String order is Text's
     }
-    counts.forEach((w, n) -> parts.get((new Text(w).hashCode() & Integer.MAX_VALUE) % reducers)
+    HashPartitioner<Text, IntWritable> partitioner = new HashPartitioner<>(); // the job's default
+    counts.forEach((w, n) -> parts.get(partitioner.getPartition(new Text(w), null, reducers))
         .put(w, n));
     List<String> out = new ArrayList<>();
     for (int i = 0; i < reducers; i++) {
       StringBuilder sb = new StringBuilder();
       parts.get(i).forEach((w, n) -> sb.append(w).append('\t').append(n).append('\n'));
       byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
-      MessageDigest md;
-      try {
-        md = MessageDigest.getInstance("SHA-256");
-      } catch (java.security.NoSuchAlgorithmException e) {
-        throw new IOException(e);
-      }
       out.add(String.format("part-r-%05d bytes:%d:%s", i, bytes.length,
-          HexFormat.of().formatHex(md.digest(bytes))));
+          HexFormat.of().formatHex(sha256().digest(bytes))));
     }
     return out;
   }
 
-  private String sha(FileSystem fs, Path p) throws IOException {
-    MessageDigest md;
+  private static MessageDigest sha256() throws IOException {
     try {
-      md = MessageDigest.getInstance("SHA-256");
+      return MessageDigest.getInstance("SHA-256");
     } catch (java.security.NoSuchAlgorithmException e) {
       throw new IOException(e);
     }
+  }
+
+  private String sha(FileSystem fs, Path p) throws IOException {
+    MessageDigest md = sha256();
     byte[] magic = new byte[3];
     int n;
     try (InputStream in = fs.open(p)) {

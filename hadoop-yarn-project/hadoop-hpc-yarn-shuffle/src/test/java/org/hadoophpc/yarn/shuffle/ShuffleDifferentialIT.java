@@ -133,7 +133,8 @@ class ShuffleDifferentialIT {
     Path in = text("words", 40_000, 5000, 1);
     compare("wordcount", (conf, out) -> waitFor(wordCount(conf, in, out, 3)));
     // the expected output the fault tests compute without a stock job, checked against stock
-    assertEquals(cluster.wordCountDigest(in, 3), cluster.digest(new Path("/diff/wordcount/stock")));
+    assertEquals(cluster.wordCountDigest(in, 3),
+        cluster.digest(new Path("/diff/wordcount/stock")), "computed WordCount output");
   }
 
   @Test

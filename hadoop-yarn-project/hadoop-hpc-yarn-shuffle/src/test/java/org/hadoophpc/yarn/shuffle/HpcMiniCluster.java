@@ -3,6 +3,7 @@
  */
 package org.hadoophpc.yarn.shuffle;
 
+import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
@@ -36,6 +37,7 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.DataOutputBuffer;
 import org.apache.hadoop.io.IntWritable;
 import org.apache.hadoop.io.SequenceFile;
@@ -284,6 +286,65 @@ final class HpcMiniCluster implements AutoCloseable {
 
   FileSystem fs() throws IOException {
     return dfs.getFileSystem();
+  }
+
+  /**
+   * Writes TeraSort input in TeraGen's layout without a job: {@code files} files (one split and
+   * map each) of {@code rows} 100-byte rows, a 10-byte random key, then the row's number in hex
+   * and filler. A generating job costs a differential test an AM and its maps; only the sort is
+   * compared.
+   */
+  Path teraInput(String name, int files, int rows, long seed) throws IOException {
+    Path dir = new Path("/input/" + name);
+    Random r = new Random(seed);
+    byte[] row = new byte[100];
+    long number = 0;
+    for (int f = 0; f < files; f++) {
+      Path part = new Path(dir, String.format(Locale.ROOT, "part-m-%05d", f));
+      try (OutputStream out = new BufferedOutputStream(fs().create(part, true), 1 << 16)) {
+        for (int i = 0; i < rows; i++, number++) {
+          byte[] key = new byte[10];
+          r.nextBytes(key);
+          System.arraycopy(key, 0, row, 0, key.length);
+          byte[] id = String.format(Locale.ROOT, "%032X", number)
+              .getBytes(StandardCharsets.US_ASCII);
+          System.arraycopy(id, 0, row, 10, id.length);
+          Arrays.fill(row, 10 + id.length, row.length - 2, (byte) ('A' + number % 26));
+          row[row.length - 2] = '\r';
+          row[row.length - 1] = '\n';
+          out.write(row);
+        }
+      }
+    }
+    return dir;
+  }
+
+  /**
+   * Writes Sort's input as RandomWriter lays it out, without a job: {@code files}
+   * uncompressed SequenceFiles of random {@code BytesWritable} keys (10-1000 bytes) and values
+   * (0-20000 bytes), each file holding at least {@code bytesPerFile} of keys and values.
+   */
+  Path randomInput(String name, int files, long bytesPerFile, long seed) throws IOException {
+    Path dir = new Path("/input/" + name);
+    Random r = new Random(seed);
+    for (int f = 0; f < files; f++) {
+      Path part = new Path(dir, String.format(Locale.ROOT, "part-m-%05d", f));
+      try (SequenceFile.Writer w = SequenceFile.createWriter(mr.getConfig(),
+          SequenceFile.Writer.file(part.makeQualified(fs().getUri(), fs().getWorkingDirectory())),
+          SequenceFile.Writer.keyClass(BytesWritable.class),
+          SequenceFile.Writer.valueClass(BytesWritable.class),
+          SequenceFile.Writer.compression(SequenceFile.CompressionType.NONE))) {
+        for (long written = 0; written < bytesPerFile;) {
+          byte[] key = new byte[10 + r.nextInt(991)];
+          byte[] value = new byte[r.nextInt(20001)];
+          r.nextBytes(key);
+          r.nextBytes(value);
+          w.append(new BytesWritable(key), new BytesWritable(value));
+          written += key.length + value.length;
+        }
+      }
+    }
+    return dir;
   }
 
   /** Counters of the most recently submitted job. */

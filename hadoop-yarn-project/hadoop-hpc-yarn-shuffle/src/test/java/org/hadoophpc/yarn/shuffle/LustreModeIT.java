@@ -23,9 +23,7 @@ import java.util.TreeMap;
 import java.util.stream.Stream;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.examples.RandomWriter;
 import org.apache.hadoop.examples.Sort;
-import org.apache.hadoop.examples.terasort.TeraGen;
 import org.apache.hadoop.examples.terasort.TeraSort;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -158,22 +156,22 @@ class LustreModeIT {
 
   @Test
   void teraSortInBothModesMatchesStockOnHdfs() throws Exception {
-    runTool(cluster.stock(), new TeraGen(), "-Dmapreduce.job.maps=2", "30000", "/input/tera");
-    Path in = copyToMount(new Path("/input/tera"), "tera");
+    Path tera = cluster.teraInput("tera", 2, 15_000, 21); // 3 MB, 2 maps
+    Path in = copyToMount(tera, "tera");
     Path stockOut = new Path("/lustre/terasort/stock");
     Path ldOut = onMount("terasort-ld");
     Path nldOut = onMount("terasort-nld");
     HpcMiniCluster.runSideBySide(() -> {
       runTool(HpcMiniCluster.tagged(cluster.stock(), "terasort-stock"), new TeraSort(),
-          "-Dmapreduce.job.reduces=3", "/input/tera", stockOut.toString());
+          "-Dmapreduce.job.reduces=2", tera.toString(), stockOut.toString());
       return null;
     }, () -> {
       runTool(HpcMiniCluster.tagged(localDisks(), "terasort-ld"), new TeraSort(),
-          "-Dmapreduce.job.reduces=3", in.toString(), ldOut.toString());
+          "-Dmapreduce.job.reduces=2", in.toString(), ldOut.toString());
       return null;
     }, () -> {
       runTool(HpcMiniCluster.tagged(noLocalDisks(), "terasort-nld"), new TeraSort(),
-          "-Dmapreduce.job.reduces=3", in.toString(), nldOut.toString());
+          "-Dmapreduce.job.reduces=2", in.toString(), nldOut.toString());
       return null;
     });
     Counters stock = cluster.countersOf("terasort-stock");
@@ -184,11 +182,8 @@ class LustreModeIT {
 
   @Test
   void sortInBothModesMatchesStockOnHdfsWithHibdKeys() throws Exception {
-    Configuration gen = cluster.stock();
-    gen.setLong(RandomWriter.TOTAL_BYTES, 2L << 20);
-    gen.setLong(RandomWriter.BYTES_PER_MAP, 1L << 20);
-    runTool(gen, new RandomWriter(), "/input/random");
-    Path in = copyToMount(new Path("/input/random"), "random");
+    Path random = cluster.randomInput("random", 2, 1L << 20, 22); // 2 maps
+    Path in = copyToMount(random, "random");
     Path stockOut = new Path("/lustre/sort/stock");
     // HiBD's spelling of the modes: mapred.rdma.shuffle.lustre = 1 | 2
     Configuration ld = cluster.hpc();
@@ -200,15 +195,15 @@ class LustreModeIT {
         LustreMapOutputCollector.class.getName());
     Path nldOut = onMount("sort-nld");
     HpcMiniCluster.runSideBySide(() -> {
-      runTool(HpcMiniCluster.tagged(cluster.stock(), "sort-stock"), new Sort<>(), "-r", "4",
-          "/input/random", stockOut.toString());
+      runTool(HpcMiniCluster.tagged(cluster.stock(), "sort-stock"), new Sort<>(), "-r", "2",
+          random.toString(), stockOut.toString());
       return null;
     }, () -> {
-      runTool(HpcMiniCluster.tagged(ld, "sort-ld"), new Sort<>(), "-r", "4", in.toString(),
+      runTool(HpcMiniCluster.tagged(ld, "sort-ld"), new Sort<>(), "-r", "2", in.toString(),
           ldOut.toString());
       return null;
     }, () -> {
-      runTool(HpcMiniCluster.tagged(nld, "sort-nld"), new Sort<>(), "-r", "4", in.toString(),
+      runTool(HpcMiniCluster.tagged(nld, "sort-nld"), new Sort<>(), "-r", "2", in.toString(),
           nldOut.toString());
       return null;
     });

@@ -14,10 +14,8 @@ import java.util.List;
 import java.util.Random;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.examples.RandomWriter;
 import org.apache.hadoop.examples.SecondarySort;
 import org.apache.hadoop.examples.Sort;
-import org.apache.hadoop.examples.terasort.TeraGen;
 import org.apache.hadoop.examples.terasort.TeraSort;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.IntWritable;
@@ -113,18 +111,15 @@ class ShuffleDifferentialIT {
 
   @Test
   void teraSort() throws Exception {
-    runTool(cluster.stock(), new TeraGen(), "-Dmapreduce.job.maps=2", "30000", "/input/tera");
+    Path in = cluster.teraInput("tera", 2, 15_000, 11); // 3 MB, 2 maps
     compare("terasort", (conf, out) -> runTool(conf, new TeraSort(),
-        "-Dmapreduce.job.reduces=3", "/input/tera", out.toString()));
+        "-Dmapreduce.job.reduces=3", in.toString(), out.toString()));
   }
 
   @Test
   void sortOfRandomWriterOutput() throws Exception {
-    Configuration gen = cluster.stock();
-    gen.setLong(RandomWriter.TOTAL_BYTES, 2L << 20);
-    gen.setLong(RandomWriter.BYTES_PER_MAP, 1L << 20);
-    runTool(gen, new RandomWriter(), "/input/random");
-    compare("sort", (conf, out) -> runTool(conf, new Sort<>(), "-r", "4", "/input/random",
+    Path in = cluster.randomInput("random", 2, 1L << 20, 12); // 2 maps
+    compare("sort", (conf, out) -> runTool(conf, new Sort<>(), "-r", "4", in.toString(),
         out.toString()));
   }
 

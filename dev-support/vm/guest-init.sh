@@ -60,7 +60,10 @@ echo "nameserver 10.0.2.3" >/etc/resolv.conf
 
 if [[ -n "${m2}" ]]; then
   mkdir -p "${m2}"
-  mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro hpcm2 "${m2}" ||
+  # cache=loose: the guest's page cache keeps what it read of the jars (read-only here, and
+  # no build changes them while the VM runs). Without it every read of a jar is a round trip
+  # to the host: a JVM on the tests' classpath started in 21 s instead of 9-12 s (measured).
+  mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro,cache=loose hpcm2 "${m2}" ||
     say "WARNING: cannot mount the Maven repository share at ${m2}"
 fi
 

@@ -22,13 +22,16 @@ snapshot="${out}/snapshot"
 # TcpFallbackVerbsTest), hdfs
 # (TransferVerbsTest) and
 # their dependencies (the snapshots first: the jars in the repository may be older)
-classpath="${snapshot}/classes:${snapshot}/test-classes:$(cat "${out}/test-classpath.txt")"
-classpath="${snapshot}/transport-classes:${snapshot}/transport-test-classes:${classpath}"
+classpath="${snapshot}/classes.jar:${snapshot}/test-classes.jar:$(cat "${out}/test-classpath.txt")"
+classpath="${snapshot}/transport-classes.jar:${snapshot}/transport-test-classes.jar:${classpath}"
 classpath+=":$(cat "${out}/transport-test-classpath.txt")"
-classpath+=":${snapshot}/shuffle-classes:${snapshot}/shuffle-test-classes"
+classpath+=":${snapshot}/shuffle-classes.jar:${snapshot}/shuffle-test-classes.jar"
 classpath+=":$(cat "${out}/shuffle-test-classpath.txt")"
-classpath+=":${snapshot}/hdfs-classes:${snapshot}/hdfs-test-classes"
+classpath+=":${snapshot}/hdfs-classes.jar:${snapshot}/hdfs-test-classes.jar"
 classpath+=":$(cat "${out}/hdfs-test-classpath.txt")"
+# the test classes the launcher scans for .*Verbs.*Test
+tests="${snapshot}/test-classes.jar:${snapshot}/transport-test-classes.jar"
+tests+=":${snapshot}/shuffle-test-classes.jar:${snapshot}/hdfs-test-classes.jar"
 java_opts=(
   # C1 only: C2's compile threads cost more than they save in a short run under TCG.
   -XX:TieredStopAtLevel=1
@@ -88,7 +91,7 @@ say "c. Java verbs tests (.*Verbs.*Test) on the guest's JRE: $(java -version 2>&
 java "${java_opts[@]}" -Dhadoop.hpc.test.require.verbs=true \
   -Dhadoop.hpc.test.verbs.device="${device}" \
   -jar "${launcher}" execute --disable-banner --disable-ansi-colors --details=tree \
-  --class-path "${classpath}" --scan-class-path="${snapshot}/test-classes:${snapshot}/transport-test-classes:${snapshot}/shuffle-test-classes:${snapshot}/hdfs-test-classes" \
+  --class-path "${classpath}" --scan-class-path="${tests}" \
   --include-classname '^.*Verbs.*Test$' --reports-dir "${out}/junit" \
   >"${out}/junit.log" 2>&1
 java_rc=$?

@@ -88,10 +88,14 @@ result native_seconds "$(elapsed "${t}")"
 # --- c. Java verbs tests ----------------------------------------------------------------------
 t=$(now)
 say "c. Java verbs tests (.*Verbs.*Test) on the guest's JRE: $(java -version 2>&1 | head -n 1)"
+# The classpath goes to the JVM (in an argument file), not to the launcher's --class-path: the
+# launcher closes the class loader it makes for that before the JVM's shutdown hooks run, and
+# Hadoop's hook then failed with NoClassDefFoundError (ShutdownHookManager$2) after the run.
+printf -- '-cp %s\n' "${launcher}:${classpath}" >"${out}/junit-classpath.args"
 java "${java_opts[@]}" -Dhadoop.hpc.test.require.verbs=true \
-  -Dhadoop.hpc.test.verbs.device="${device}" \
-  -jar "${launcher}" execute --disable-banner --disable-ansi-colors --details=tree \
-  --class-path "${classpath}" --scan-class-path="${tests}" \
+  -Dhadoop.hpc.test.verbs.device="${device}" @"${out}/junit-classpath.args" \
+  org.junit.platform.console.ConsoleLauncher execute --disable-banner --disable-ansi-colors \
+  --details=tree --scan-class-path="${tests}" \
   --include-classname '^.*Verbs.*Test$' --reports-dir "${out}/junit" \
   >"${out}/junit.log" 2>&1
 java_rc=$?

@@ -27,7 +27,9 @@ public final class TransportConfigKeys {
   /** HiBD: native InfiniBand verbs. true acts as {@code hadoop.hpc.transport=verbs} on IB. */
   public static final String HIBD_IB_ENABLED_KEY = "hadoop.ib.enabled";
   public static final boolean HIBD_IB_ENABLED_DEFAULT = false;
-  /** HiBD: RDMA over Converged Ethernet. true acts as {@code hadoop.hpc.transport=verbs} on RoCE. */
+  /**
+   * HiBD: RDMA over Converged Ethernet. true acts as {@code hadoop.hpc.transport=verbs} on RoCE.
+   */
   public static final String HIBD_ROCE_ENABLED_KEY = "hadoop.roce.enabled";
   public static final boolean HIBD_ROCE_ENABLED_DEFAULT = false;
 

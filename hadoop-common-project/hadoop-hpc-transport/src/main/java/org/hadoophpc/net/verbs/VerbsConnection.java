@@ -470,7 +470,8 @@ final class VerbsConnection implements Connection {
     if (type == VerbsHeader.FAILURE) {
       if (answered != null) {
         failure = RemoteFailureException.fromWire("request to " + remote,
-            VerbsHeader.rkey(ring, at), StandardCharsets.UTF_8.decode(payload.slice(0, length)).toString());
+            VerbsHeader.rkey(ring, at),
+            StandardCharsets.UTF_8.decode(payload.slice(0, length)).toString());
       }
     } else if (type == VerbsHeader.REQUEST || answered != null) {
       delivered = transport.bufferPool().allocate(length);

@@ -18,8 +18,9 @@ import org.hadoophpc.net.Buffer;
  *
  * <p>A window is closed when the transfer is over (the peer's RNDV_DONE, an abandoned exchange,
  * or the io timeout): the connection posts a local invalidate and releases the payload when it
- * completes, so the key is dead before the memory is reused. A connection holds at most {@link #limit} exposed payloads; the
- * peer that leaves more unacknowledged is closed by the connection.
+ * completes, so the key is dead before the memory is reused. A connection holds at most
+ * {@link #limit} exposed payloads; the peer that leaves more unacknowledged is closed by the
+ * connection.
  *
  * <p>Windows are allocated lazily and reused; all of them are deallocated in {@link #destroy}
  * before the queue pair is destroyed (a bound window holds its QP). Event-loop thread only.
@@ -135,8 +136,8 @@ final class VerbsWindows {
 
   /**
    * At teardown, before the queue pair is destroyed: deallocates every window (which
-   * invalidates it) and releases every payload still exposed. A failure is returned for the caller to log; the
-   * remaining windows are still deallocated.
+   * invalidates it) and releases every payload still exposed. A failure is returned for the
+   * caller to log; the remaining windows are still deallocated.
    */
   NativeIoException destroy() {
     NativeIoException failure = null;

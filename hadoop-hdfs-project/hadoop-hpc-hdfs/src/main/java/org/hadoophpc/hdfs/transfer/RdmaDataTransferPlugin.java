@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * the DataNode's own stock {@code DataXceiverServer} accepts from a {@link TransferPeerServer}
  * that joins its TCP connections and the transport's streams (listening on the DataNode's
  * transfer address at port + {@code dfs.hpc.datatransfer.port.offset}), so block reads,
- * writes, checksums, tokens, SASL, xceiver limits and restart OOB acks are HDFS's own code. Pipeline mirrors from
- * this DataNode use the transport too ({@link RdmaSocketFactory} on its transport). Started
+ * writes, checksums, tokens, SASL, xceiver limits and restart OOB acks are HDFS's own code.
+ * Pipeline mirrors from this DataNode use the transport too ({@link RdmaSocketFactory} on its
+ * transport). Started
  * after the stock servers; a failure here leaves TCP serving and logs why. Whether it listens
  * at all is {@link TransferUse}'s rule (not on a node without RDMA unless asked); its counters
  * are the metrics2 source {@code HpcDataTransfer-<transfer port>} ({@link TransferMetricsSource}).

@@ -159,8 +159,9 @@ public final class TransferMetrics {
 
   @Override
   public String toString() {
-    return name + ": transport " + transport + ", connections over it " + overTransport + ", over tcp " + overTcp
-        + ", bytes in " + bytesIn + ", out " + bytesOut + ", fallbacks " + fallbacks
+    return name + ": transport " + transport + ", connections over it " + overTransport
+        + ", over tcp " + overTcp + ", bytes in " + bytesIn + ", out " + bytesOut
+        + ", fallbacks " + fallbacks
         + ", HELLO retries " + helloRetries;
   }
 }

@@ -75,8 +75,8 @@ final class TransferUse {
   }
 
   /**
-   * As {@link #decide} once the transport is open (null: use it): under auto, a tcp transport that was
-   * not asked for (verbs failed to open) means stock TCP too.
+   * As {@link #decide} once the transport is open (null: use it): under auto, a tcp transport
+   * that was not asked for (verbs failed to open) means stock TCP too.
    */
   static String whyStockTcpOnceOpen(TransferConf tc, Configuration conf, String transportName) {
     if (tc.enabledValue != TransferConf.Enabled.AUTO || !"tcp".equals(transportName)

@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The reducer's hpc shuffle: fetches map outputs from the NodeManagers'
- * {@code org.hadoophpc.yarn.shuffle.HpcShuffleHandler} over the transport (verbs where an RDMA device is usable, tcp otherwise) and feeds
+ * {@code org.hadoophpc.yarn.shuffle.HpcShuffleHandler} over the transport (verbs where an RDMA
+ * device is usable, tcp otherwise) and feeds
  * them to Hadoop's own {@link MergeManagerImpl}, so every key type, comparator, combiner and codec
  * behaves as with stock. Which maps exist, failed, or were re-run comes from Hadoop's
  * {@link ShuffleSchedulerImpl} and map-completion event fetcher, and fetch failures are reported

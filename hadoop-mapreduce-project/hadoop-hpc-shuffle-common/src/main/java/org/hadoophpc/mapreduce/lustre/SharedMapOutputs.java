@@ -31,7 +31,8 @@ public final class SharedMapOutputs {
   public static final String OUTPUT = "file.out";
   public static final String INDEX = "file.out.index";
   private static final Pattern JOB_ID = Pattern.compile("job_[0-9]+_[0-9]+");
-  private static final Pattern ATTEMPT_ID = Pattern.compile("attempt_[0-9]+_[0-9]+_m_[0-9]+_[0-9]+");
+  private static final Pattern ATTEMPT_ID =
+      Pattern.compile("attempt_[0-9]+_[0-9]+_m_[0-9]+_[0-9]+");
 
   private final Path root;
 

@@ -13,9 +13,9 @@ import org.apache.hadoop.conf.StorageUnit;
  * {@link IllegalArgumentException} naming the key.
  */
 public final class ShuffleConf {
-  // hpc-shuffle-default.xml documents the defaults (a test keeps it equal to the constants used here); it
-  // is deliberately not a default resource: added after the *-site.xml files a JVM has already
-  // loaded, it would override the site's settings of these keys in every Configuration.
+  // hpc-shuffle-default.xml documents the defaults (a test keeps it equal to the constants used
+  // here); it is deliberately not a default resource: added after the *-site.xml files a JVM has
+  // already loaded, it would override the site's settings of these keys in every Configuration.
 
   private final int port;
   private final int portRange;

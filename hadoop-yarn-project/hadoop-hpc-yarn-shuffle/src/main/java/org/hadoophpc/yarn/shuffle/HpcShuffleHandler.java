@@ -179,7 +179,8 @@ public class HpcShuffleHandler extends ShuffleHandler {
           + " over " + transport + ": jobs use the stock (TLS) shuffle";
     }
     if (!shuffle.sslVerbsPlaintext()) {
-      return ShuffleConfigKeys.STOCK_SSL_ENABLED + "=true and the hpc shuffle does not encrypt: set "
+      return ShuffleConfigKeys.STOCK_SSL_ENABLED
+          + "=true and the hpc shuffle does not encrypt: set "
           + ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY + "=true to serve plaintext over verbs on"
           + " a trusted fabric";
     }

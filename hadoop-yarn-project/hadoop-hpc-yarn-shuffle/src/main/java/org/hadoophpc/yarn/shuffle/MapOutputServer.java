@@ -52,8 +52,9 @@ import org.slf4j.LoggerFactory;
  * thread. Where the transport sends from files ({@code mapreduce.hpc.shuffle.sendfile}, tcp),
  * reads are answered right there with {@code respondFile} (the kernel copies page cache to
  * socket; no read-ahead); otherwise opens and reads go to a bounded pool of reader threads that
- * read chunks into pool buffers (first chunks read ahead); a full queue answers BUSY. Every session starts with an open request whose HMAC must
- * match the job token the NodeManager gave the service; anything else is refused and logged.
+ * read chunks into pool buffers (first chunks read ahead); a full queue answers BUSY. Every
+ * session starts with an open request whose HMAC must match the job token the NodeManager gave
+ * the service; anything else is refused and logged.
  */
 final class MapOutputServer implements RequestHandler {
   private static final Logger LOG = LoggerFactory.getLogger(MapOutputServer.class);

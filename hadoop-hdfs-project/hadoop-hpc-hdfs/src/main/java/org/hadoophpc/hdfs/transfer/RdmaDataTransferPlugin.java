@@ -32,10 +32,10 @@ import org.slf4j.LoggerFactory;
  * transfer address at port + {@code dfs.hpc.datatransfer.port.offset}), so block reads,
  * writes, checksums, tokens, SASL, xceiver limits and restart OOB acks are HDFS's own code.
  * Pipeline mirrors from this DataNode use the transport too ({@link RdmaSocketFactory} on its
- * transport). Started
- * after the stock servers; a failure here leaves TCP serving and logs why. Whether it listens
- * at all is {@link TransferUse}'s rule (not on a node without RDMA unless asked); its counters
- * are the metrics2 source {@code HpcDataTransfer-<transfer port>} ({@link TransferMetricsSource}).
+ * transport). Started after the stock servers; a failure here leaves TCP serving and logs why.
+ * Whether it listens at all is {@link TransferUse}'s rule (not on a node without RDMA unless
+ * asked); its counters are the metrics2 source {@code HpcDataTransfer-<transfer port>}
+ * ({@link TransferMetricsSource}).
  */
 public class RdmaDataTransferPlugin implements ServicePlugin {
   private static final Logger LOG = LoggerFactory.getLogger(RdmaDataTransferPlugin.class);

@@ -161,7 +161,6 @@ public final class TransferMetrics {
   public String toString() {
     return name + ": transport " + transport + ", connections over it " + overTransport
         + ", over tcp " + overTcp + ", bytes in " + bytesIn + ", out " + bytesOut
-        + ", fallbacks " + fallbacks
-        + ", HELLO retries " + helloRetries;
+        + ", fallbacks " + fallbacks + ", HELLO retries " + helloRetries;
   }
 }

@@ -37,11 +37,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The reducer's hpc shuffle: fetches map outputs from the NodeManagers'
  * {@code org.hadoophpc.yarn.shuffle.HpcShuffleHandler} over the transport (verbs where an RDMA
- * device is usable, tcp otherwise) and feeds
- * them to Hadoop's own {@link MergeManagerImpl}, so every key type, comparator, combiner and codec
- * behaves as with stock. Which maps exist, failed, or were re-run comes from Hadoop's
- * {@link ShuffleSchedulerImpl} and map-completion event fetcher, and fetch failures are reported
- * through it, so the AM re-runs lost maps exactly as with stock.
+ * device is usable, tcp otherwise) and feeds them to Hadoop's own {@link MergeManagerImpl}, so
+ * every key type, comparator, combiner and codec behaves as with stock. Which maps exist, failed,
+ * or were re-run comes from Hadoop's {@link ShuffleSchedulerImpl} and map-completion event
+ * fetcher, and fetch failures are reported through it, so the AM re-runs lost maps exactly as
+ * with stock.
  *
  * <p>Enable per job or in mapred-site.xml:
  * {@code mapreduce.job.reduce.shuffle.consumer.plugin.class=}this class (the NodeManagers

@@ -29,7 +29,9 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.test.GenericTestUtils;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -47,6 +49,9 @@ class TransferSmokeIT {
   static void startCluster() throws Exception {
     conf = TransferCluster.conf("transfer-smoke", true);
     conf.setInt("dfs.replication", 3);
+    // the legacy short-circuit reader (no libhadoop.so needed): who may ask for block paths
+    conf.set("dfs.block.local-path-access.user",
+        UserGroupInformation.getCurrentUser().getShortUserName());
     cluster = TransferCluster.start(conf, 3);
   }
 
@@ -205,6 +210,44 @@ class TransferSmokeIT {
   }
 
   /**
+   * Short-circuit local reads win over the transport for local blocks: a client with them on
+   * (the legacy local reader, which needs no libhadoop.so; the domain-socket reader is chosen at
+   * the same place, before any DataTransfer peer) reads every byte of a local file from the
+   * block files, and the DataNodes send nothing over the transport for it. The file itself was
+   * written over the transport.
+   */
+  @Test
+  void localBlocksAreReadShortCircuitNotOverTheTransport() throws Exception {
+    Configuration scr = new Configuration(conf);
+    scr.setBoolean("dfs.client.read.shortcircuit", true);
+    scr.setBoolean("dfs.client.use.legacy.blockreader.local", true);
+    scr.set("dfs.client.context", "short-circuit");
+    byte[] data = new byte[2 * TransferCluster.BLOCK + 4321];
+    new Random(7).nextBytes(data);
+    Path p = new Path("/smoke/short-circuit");
+    try (FileSystem fs = FileSystem.newInstance(cluster.getURI(), scr)) {
+      long inBefore = serverBytesIn(cluster);
+      try (FSDataOutputStream out = fs.create(p)) {
+        out.write(data);
+      }
+      assertTrue(serverBytesIn(cluster) - inBefore >= 3L * data.length,
+          "the write went over the transport: " + (serverBytesIn(cluster) - inBefore));
+      long outBefore = serverBytesOut(cluster);
+      byte[] back = new byte[data.length];
+      long shortCircuit;
+      try (FSDataInputStream in = fs.open(p)) {
+        in.readFully(back);
+        shortCircuit = ((HdfsDataInputStream) in).getReadStatistics()
+            .getTotalShortCircuitBytesRead();
+      }
+      assertArrayEquals(data, back, "content read short-circuit");
+      assertEquals(data.length, shortCircuit, "bytes read short-circuit");
+      assertEquals(0, serverBytesOut(cluster) - outBefore,
+          "stream bytes the DataNodes sent over the transport for a local read");
+    }
+  }
+
+  /**
    * What a user sees in JMX (/jmx of the DataNode's web server reads the same MBeans): each
    * DataNode's HpcDataTransfer-&lt;port&gt; bean and the process's client bean name the tcp
    * transport and count the streams and bytes. A bean shows a snapshot up to one metrics
@@ -258,6 +301,14 @@ class TransferSmokeIT {
     long n = 0;
     for (DataNode dn : cluster.getDataNodes()) {
       n += TransferCluster.metrics(dn).bytesIn();
+    }
+    return n;
+  }
+
+  private static long serverBytesOut(MiniDFSCluster cluster) {
+    long n = 0;
+    for (DataNode dn : cluster.getDataNodes()) {
+      n += TransferCluster.metrics(dn).bytesOut();
     }
     return n;
   }

@@ -34,6 +34,7 @@ import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.BlockOpResponseP
 import org.apache.hadoop.hdfs.protocol.proto.DataTransferProtos.Status;
 import org.apache.hadoop.hdfs.protocolPB.PBHelperClient;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
+import org.apache.hadoop.hdfs.server.blockmanagement.BlockManager;
 import org.apache.hadoop.hdfs.server.datanode.CachingStrategy;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.net.NetUtils;
@@ -73,8 +74,9 @@ class TransferFaultIT {
   /**
    * Two of a block's three replicas corrupted on disk: every read still returns the file's
    * bytes (the client's checksum check over the transport catches a bad replica and reads
-   * another), and the client reports the bad replicas to the NameNode. DataNodes are tried in
-   * a random order, so reads repeat until one met a bad replica (2 in 3 do).
+   * another), and the client reports the bad replicas to the NameNode. The NameNode orders the
+   * replicas at random here (every DataNode is on the client's host), so reads repeat until
+   * one met a bad replica (2 in 3 do; 30 reads all missing them: 5e-15).
    */
   @Test
   void aCorruptReplicaIsCaughtReadFromAnotherAndReported() throws Exception {
@@ -93,16 +95,19 @@ class TransferFaultIT {
     TransferMetrics client = TransferMetrics.client();
     long inBefore = client.bytesIn();
     long fallbacksBefore = client.fallbacks();
+    // the NameNode's count of the block's corrupt replicas, updated by the client's report (its
+    // CorruptBlocks metric is refreshed on a timer)
+    BlockManager blocks = cluster.getNamesystem().getBlockManager();
     int reads = 0;
-    while (cluster.getNamesystem().getCorruptReplicaBlocks() == 0 && reads < 40) {
+    while (blocks.numCorruptReplicas(block.getLocalBlock()) == 0 && reads < 30) {
       byte[] back = new byte[data.length];
       try (FSDataInputStream in = fs.open(p)) {
         in.readFully(0, back);
       }
       reads++;
-      assertArrayEquals(data, back, "read " + reads + " of a file with corrupt replicas");
+      assertArrayEquals(data, back, "read " + reads + " of a file with two corrupt replicas");
     }
-    assertTrue(cluster.getNamesystem().getCorruptReplicaBlocks() > 0,
+    assertTrue(blocks.numCorruptReplicas(block.getLocalBlock()) > 0,
         "no corrupt replica reported to the NameNode after " + reads + " reads");
     assertTrue(client.bytesIn() - inBefore >= (long) reads * data.length,
         "the reads went over the transport: " + client);

@@ -6,7 +6,6 @@ package org.hadoophpc.hdfs.suites;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.hadoophpc.hdfs.transfer.TransferMetrics;
@@ -35,14 +34,14 @@ public class TransferUsed implements AfterAllCallback, TestWatcher {
     ran(context);
   }
 
+  /** Counts a test that ran in the store of its outermost class (past parameterized levels). */
   private static void ran(ExtensionContext test) {
-    Optional<ExtensionContext> owner = test.getParent();
-    while (owner.isPresent() && owner.get().getTestClass().isPresent()
-        && owner.get().getParent().flatMap(ExtensionContext::getTestClass).isPresent()) {
-      owner = owner.get().getParent(); // nested and parameterized levels: up to the class
+    ExtensionContext c = test;
+    while (c.getParent().flatMap(ExtensionContext::getTestClass).isPresent()) {
+      c = c.getParent().get();
     }
-    owner.ifPresent(c -> c.getStore(NS).getOrComputeIfAbsent("ran", k -> new AtomicInteger(),
-        AtomicInteger.class).incrementAndGet());
+    c.getStore(NS).getOrComputeIfAbsent("ran", k -> new AtomicInteger(), AtomicInteger.class)
+        .incrementAndGet();
   }
 
   @Override

@@ -15,6 +15,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.function.ToLongFunction;
 
 import javax.management.JMException;
 import javax.management.MBeanServer;
@@ -298,17 +299,18 @@ class TransferSmokeIT {
   }
 
   private static long serverBytesIn(MiniDFSCluster cluster) {
-    long n = 0;
-    for (DataNode dn : cluster.getDataNodes()) {
-      n += TransferCluster.metrics(dn).bytesIn();
-    }
-    return n;
+    return serverSum(cluster, TransferMetrics::bytesIn);
   }
 
   private static long serverBytesOut(MiniDFSCluster cluster) {
+    return serverSum(cluster, TransferMetrics::bytesOut);
+  }
+
+  /** {@code counter} summed over the cluster's DataNode endpoints. */
+  private static long serverSum(MiniDFSCluster cluster, ToLongFunction<TransferMetrics> counter) {
     long n = 0;
     for (DataNode dn : cluster.getDataNodes()) {
-      n += TransferCluster.metrics(dn).bytesOut();
+      n += counter.applyAsLong(TransferCluster.metrics(dn));
     }
     return n;
   }

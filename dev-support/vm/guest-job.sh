@@ -9,8 +9,8 @@
 # DataNode plugin and the clients' socket factory, strict, endpoint on the transfer port) and
 # for the hpc shuffle (mode rdma-shuffle, strict), starts HDFS with sbin/start-dfs.sh (and leaves
 # it running: the VM is powered off next), then runs the job HPC_VM_JOB names (test-rdma --job):
-#   terasort (default, CI): sbin/start-yarn.sh beside sbin/start-dfs.sh, then
-#     guest-job-terasort.sh: TeraGen (local job runner, beside YARN's start) -> TeraSort on YARN
+#   terasort (default, CI): guest-job-terasort.sh: sbin/start-yarn.sh once HDFS is up, with
+#     TeraGen beside it (local job runner) -> TeraSort on YARN
 #     (2 maps, 2 reduces) with the hpc shuffle over verbs -> TeraValidate (local job runner),
 #     input and output read back through WebHDFS (sorted, and the input's rows), the shuffle
 #     counters;
@@ -250,10 +250,10 @@ export HADOOP_HPC_PORT_CHECK=false
 EOF
 
 step "checknative and format"
-# Two JVMs of their own, side by side on the two vCPUs.
-"${H}/bin/hadoop" checknative >"${work}/checknative.log" 2>&1 &
+# Two JVMs of their own, side by side on the two vCPUs, each bounded as a client command.
+timeout "${job_timeout}" "${H}/bin/hadoop" checknative >"${work}/checknative.log" 2>&1 &
 checknative_pid=$!
-"${H}/bin/hdfs" namenode -format -nonInteractive >"${work}/format.log" 2>&1 ||
+timeout "${job_timeout}" "${H}/bin/hdfs" namenode -format -nonInteractive >"${work}/format.log" 2>&1 ||
   give_up "hdfs namenode -format" "$(tail -n 20 "${work}/format.log")"
 wait "${checknative_pid}"
 line=$(grep '^rdma:' "${work}/checknative.log")

@@ -271,7 +271,11 @@ public interface Connection extends AutoCloseable {
   default void wakeReader() {
   }
 
-  /** Closes the connection; pending operations fail with {@link ConnectionClosedException}. */
+  /**
+   * Closes the connection; pending operations fail with {@link ConnectionClosedException}. On a
+   * connection that {@link #leaveReadsToCallers() leaves reads to callers} the closing thread
+   * may do this itself, running those completions as a reading caller would.
+   */
   @Override
   void close();
 }

@@ -6,6 +6,9 @@ package org.hadoophpc.net;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A message transport with one contract and several implementations: {@code verbs} (RDMA over
@@ -46,6 +49,40 @@ public interface Transport extends AutoCloseable {
    * {@code hadoop.hpc.transport.connect.timeout}.
    */
   CompletableFuture<Connection> connect(InetSocketAddress address);
+
+  /**
+   * Connects to a listener on the calling thread, waiting at most {@code timeoutMs} (and at most
+   * {@code hadoop.hpc.transport.connect.timeout}), for callers that would wait for
+   * {@link #connect(InetSocketAddress)} anyway and then read the connection themselves: where
+   * the transport can, the connect is made without a hand-off to its event thread and back
+   * (tcp: measured ~210 us of a 230 us loopback connect on a 2-core VM were those two
+   * wake-ups), and the connection it returns already {@link Connection#leaveReadsToCallers()
+   * leaves its reads to callers}. Must not be called on the transport's event thread. The
+   * default waits for {@link #connect(InetSocketAddress)} (reads stay with the transport).
+   *
+   * @throws TransportTimeoutException when it took longer
+   * @throws TransportException when it was refused, unreachable or the transport is closed
+   */
+  default Connection connect(InetSocketAddress address, long timeoutMs) throws IOException {
+    CompletableFuture<Connection> f = connect(address);
+    try {
+      return f.get(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      f.cancel(false);
+      throw new TransportTimeoutException("connect to " + address + " timed out after "
+          + timeoutMs + " ms");
+    } catch (InterruptedException e) {
+      f.cancel(false);
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("connect to " + address + " interrupted");
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof TransportException) {
+        throw (TransportException) cause;
+      }
+      throw new TransportException("cannot connect to " + address + ": " + cause, cause);
+    }
+  }
 
   /**
    * Makes {@code buffer}'s chunk readable and writable by peers through one-sided operations

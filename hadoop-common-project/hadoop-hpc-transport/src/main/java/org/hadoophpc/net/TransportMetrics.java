@@ -63,6 +63,11 @@ public final class TransportMetrics {
     return out;
   }
 
+  /** A connect made on the caller's thread failed ({@link Transport#connect(InetSocketAddress, long)}). */
+  public void connectFailed() {
+    connectFailures.increment();
+  }
+
   public void sent(long bytes) {
     bytesSent.add(bytes);
   }

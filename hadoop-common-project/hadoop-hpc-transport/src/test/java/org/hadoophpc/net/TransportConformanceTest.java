@@ -352,6 +352,72 @@ public abstract class TransportConformanceTest {
     }
   }
 
+  /**
+   * A connect made on the caller's thread ({@link Transport#connect(InetSocketAddress, long)}):
+   * the connection serves requests, read by the caller where it leaves reads to callers (tcp)
+   * and by the transport otherwise; closing it by the caller fails what is still pending and
+   * the server sees the close; a connect nobody listens for fails with a
+   * {@link TransportException} within the timeout and is counted.
+   */
+  @Test
+  void aConnectOnTheCallersThreadServesClosesAndCountsFailures() throws Exception {
+    AtomicInteger serverSawClose = new AtomicInteger();
+    RequestHandler echo = echo();
+    start(baseConf(), new RequestHandler() {
+      @Override
+      public void onRequest(Connection conn, Buffer request, Responder responder) {
+        if (request.readableBytes() == 1) { // held: fails when the client closes
+          request.release();
+          return;
+        }
+        echo.onRequest(conn, request, responder);
+      }
+
+      @Override
+      public void onClose(Connection conn) {
+        serverSawClose.incrementAndGet(); // the fixture's own connection stays open
+      }
+    });
+    long opened = client.metrics().connectionsOpened();
+    Connection c = client.connect(listener.address(), TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+    assertTrue(c.isOpen());
+    assertEquals(opened + 1, client.metrics().connectionsOpened());
+    for (int i = 0; i < 20; i++) {
+      Buffer request = client.bufferPool().allocate(64);
+      request.nio().putInt(0, i).putLong(4, i * 31L);
+      CompletableFuture<Buffer> f = c.request(request);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+      while (!f.isDone() && System.nanoTime() < deadline) {
+        if (!c.readOnCaller(TimeUnit.MILLISECONDS.toNanos(20))) {
+          try {
+            f.get(20, TimeUnit.MILLISECONDS);
+          } catch (java.util.concurrent.TimeoutException e) {
+            // again
+          }
+        }
+      }
+      Buffer response = f.get(1, TimeUnit.MILLISECONDS);
+      assertEquals(i, response.nio().getInt(0));
+      assertEquals(i * 31L, response.nio().getLong(4));
+      response.release();
+    }
+    CompletableFuture<Buffer> held = c.request(client.bufferPool().allocate(1));
+    c.close();
+    ExecutionException e = assertThrows(ExecutionException.class,
+        () -> held.get(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertTrue(e.getCause() instanceof ConnectionClosedException, e.toString());
+    assertFalse(c.isOpen());
+    waitFor(() -> serverSawClose.get() == 1, "the server to see the close");
+
+    Listener gone = server.listen(bindAddress(), echo());
+    java.net.InetSocketAddress nobody = gone.address();
+    gone.close();
+    long failures = client.metrics().connectFailures();
+    assertThrows(TransportException.class,
+        () -> client.connect(nobody, TimeUnit.SECONDS.toMillis(WAIT_SECONDS)));
+    assertEquals(failures + 1, client.metrics().connectFailures());
+  }
+
   // ------------------------------------------------------------------ ordering
 
   @Test

@@ -109,6 +109,21 @@ final class TcpEventLoop implements Runnable {
     return true;
   }
 
+  /**
+   * Runs {@code task} on the loop at its next turn without waking it (within the sweep period
+   * at the latest, sooner when anything else wakes it): for bookkeeping nobody waits for. False
+   * when the loop is gone or its queue is full.
+   */
+  boolean executeLazily(Runnable task) {
+    if (shutdown || !tasks.offer(task)) {
+      return false;
+    }
+    if (terminated) {
+      runTasks();
+    }
+    return true;
+  }
+
   private void wakeup() {
     if (sleeping.compareAndSet(true, false)) {
       selector.wakeup();

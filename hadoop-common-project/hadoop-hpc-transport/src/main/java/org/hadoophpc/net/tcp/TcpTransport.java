@@ -168,6 +168,82 @@ public final class TcpTransport implements Transport {
     return metrics.countConnect(connectNow(address));
   }
 
+  /**
+   * Connects on the calling thread: a blocking connect bounded by the timeout, the channel
+   * registered with its loop from here and its reads left to callers at once, so the loop is not
+   * needed until the connection's first sweep: it adopts the connection (sweeps, connection
+   * limit, close at shutdown) in a task it runs at its next turn, without being woken for it.
+   * No hand-off to the loop and back: measured on a 2-core VM, a loopback connect through the
+   * loop took ~230 us, ~20 us of them the connect itself.
+   */
+  @Override
+  public Connection connect(InetSocketAddress address, long timeoutMs) throws IOException {
+    if (closed.get()) {
+      metrics.connectFailed();
+      throw new ConnectionClosedException("connect to " + address + ": transport is closed");
+    }
+    TcpEventLoop loop = nextLoop();
+    if (loop.inLoop()) {
+      throw new IllegalStateException("a blocking connect on the event thread "
+          + loop.thread().getName());
+    }
+    long ms = Math.max(1, Math.min(timeoutMs, conf.connectTimeoutMs()));
+    SocketChannel ch = null;
+    try {
+      ch = SocketChannel.open();
+      ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+      ch.socket().connect(address, (int) Math.min(Integer.MAX_VALUE, ms));
+      ch.configureBlocking(false);
+      TcpConnection c = new TcpConnection(this, loop, ch, null, address);
+      SelectionKey key = ch.register(loop.selector(), 0, c);
+      c.attach(key);
+      boolean adopting;
+      if (c.leaveReadsToCallers()) {
+        adopting = loop.executeLazily(() -> adoptConnected(loop, c));
+      } else { // no selector for callers: the loop reads it, from now on
+        key.interestOps(SelectionKey.OP_READ);
+        adopting = loop.execute(() -> adoptConnected(loop, c));
+      }
+      if (!adopting) {
+        c.closeNow("transport is closing or its event loop is overloaded", null, null);
+        metrics.connectFailed();
+        throw new ConnectionClosedException("connect to " + address
+            + ": transport is closing or its event loop is overloaded");
+      }
+      LOG.debug("connected to {} on the caller's thread", address);
+      return c;
+    } catch (java.net.SocketTimeoutException e) {
+      closeQuietly(ch);
+      metrics.connectFailed();
+      throw new TransportTimeoutException("connect to " + address + " timed out after " + ms
+          + " ms (hadoop.hpc.transport.connect.timeout)");
+    } catch (ConnectionClosedException e) {
+      throw e;
+    } catch (IOException | RuntimeException e) {
+      closeQuietly(ch);
+      metrics.connectFailed();
+      throw new TransportException("cannot connect to " + address + ": " + e, e);
+    }
+  }
+
+  /** The loop takes over a connection made on a caller's thread; runs on that loop. */
+  private void adoptConnected(TcpEventLoop loop, TcpConnection c) {
+    if (c.finished()) {
+      return; // closed before the loop saw it: nothing to sweep
+    }
+    if (loop.isShutdown()) {
+      c.closeLocally("transport closed");
+      return;
+    }
+    if (loop.connectionCount() >= TcpEventLoop.MAX_CONNECTIONS) {
+      LOG.warn("closing connection to {}: {} already serves {} connections", c.peer(),
+          loop.thread().getName(), TcpEventLoop.MAX_CONNECTIONS);
+      c.closeLocally("event loop full");
+      return;
+    }
+    loop.adopt(c);
+  }
+
   private CompletableFuture<Connection> connectNow(InetSocketAddress address) {
     if (closed.get()) {
       return CompletableFuture.failedFuture(new ConnectionClosedException("connect to "
@@ -323,6 +399,9 @@ public final class TcpTransport implements Transport {
   }
 
   private static void closeQuietly(SocketChannel ch) {
+    if (ch == null) {
+      return;
+    }
     try {
       ch.close();
     } catch (IOException e) {

@@ -39,6 +39,11 @@ final class TcpWriteLock {
     lock.lock();
   }
 
+  /** Takes the lock if it is free (or this thread holds it); never waits. */
+  boolean tryLock() {
+    return lock.tryLock();
+  }
+
   void unlock() {
     lock.unlock();
   }

@@ -20,6 +20,7 @@ import org.hadoophpc.net.ConnectionClosedException;
 import org.hadoophpc.net.RemoteFailureException;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConfigKeys;
+import org.hadoophpc.net.TransportTimeoutException;
 
 /**
  * The client's end of a transfer stream (a DFSClient, or a DataNode writing to its pipeline
@@ -97,9 +98,24 @@ final class ClientPipe extends Pipe {
       TransferMetrics.Role role, int timeoutMs, TransferMetrics metrics, TransferConf conf)
       throws IOException {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-    Connection c = await(transport.connect(endpoint), deadline, "connect to " + endpoint);
+    Connection c;
+    if (conf.callerReads) {
+      try {
+        c = transport.connect(endpoint, timeoutMs); // on this thread where the transport can
+      } catch (TransportTimeoutException e) {
+        throw new SocketTimeoutException("connect to " + endpoint + " timed out");
+      } catch (java.io.InterruptedIOException e) {
+        throw e;
+      } catch (IOException e) {
+        throw new IOException("connect to " + endpoint + " failed: " + e.getMessage(), e);
+      }
+    } else {
+      c = await(transport.connect(endpoint), deadline, "connect to " + endpoint);
+    }
     boolean ok = false;
     try {
+      // the HELLO's answer read by this thread too, where the transport lets callers read
+      boolean callerRead = conf.callerReads && c.leaveReadsToCallers();
       Buffer hello = transport.bufferPool().allocate(TransferWire.HELLO_BYTES);
       if (hello == null) {
         throw new TransferRefusedException(TransferError.BUSY,
@@ -117,7 +133,8 @@ final class ClientPipe extends Pipe {
       }
       Buffer answer;
       try {
-        answer = await(f, deadline, "HELLO to " + endpoint);
+        answer = callerRead ? awaitReading(c, f, deadline, "HELLO to " + endpoint)
+            : await(f, deadline, "HELLO to " + endpoint);
       } catch (SocketTimeoutException e) {
         throw new HelloUnanswered(e.getMessage() + " (connected, no answer)");
       } catch (IOException e) {
@@ -187,6 +204,31 @@ final class ClientPipe extends Pipe {
     HelloUnanswered(String message) {
       super(message);
     }
+  }
+
+  /**
+   * {@link #await} on a connection whose reads are left to callers: this thread reads it (and
+   * so completes {@code f} itself) instead of sleeping until another thread does.
+   */
+  private static <T> T awaitReading(Connection c, CompletableFuture<T> f, long deadline,
+      String what) throws IOException {
+    while (!f.isDone() && !Thread.currentThread().isInterrupted()) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        break;
+      }
+      long slice = Math.min(left, TimeUnit.MILLISECONDS.toNanos(TransferSelector.POLL_MS));
+      if (!c.readOnCaller(slice)) { // the connection closed, or its reads went elsewhere
+        try {
+          f.get(slice, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+          // looked at below
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+    return await(f, deadline, what);
   }
 
   private static <T> T await(CompletableFuture<T> f, long deadline, String what)
@@ -494,8 +536,8 @@ final class ClientPipe extends Pipe {
 
   private void lost(Throwable cause) {
     synchronized (this) {
-      if (finReceived) {
-        return; // operations failing after the DataNode's FIN closed the connection
+      if (finReceived || closed) {
+        return; // operations failing after the DataNode's FIN or this end's close
       }
     }
     if (cause instanceof ConnectionClosedException) {

@@ -44,8 +44,10 @@ import org.hadoophpc.hdfs.transfer.TransferMetrics;
  *
  * <p>Usage: HdfsBench [--sizes 4m,16m,64m] [--rounds N] [--warmup N (5)] [--datanodes N]
  * [--replication N] [--preads N (2000)] [--transport tcp|verbs] [--dir DIR] [--csv FILE]
- * [--conf KEY=VALUE]...
- * ({@code --conf}: a setting for the DataNodes and both clients, e.g. the transfer windows)
+ * [--only stock|hpc] [--conf KEY=VALUE]...; or HdfsBench --report CSV... (the RESULT lines
+ * of the counted rounds several {@code --only} processes wrote)
+ * ({@code --conf}: a setting for the DataNodes and both clients, e.g. the transfer windows;
+ * {@code --only}: one variant in this JVM, its rounds to the CSV, no RESULT lines)
  */
 public final class HdfsBench {
   private static final int OFFSET = -30000;
@@ -68,6 +70,7 @@ public final class HdfsBench {
     File dir = new File(System.getProperty("java.io.tmpdir"), "hdfs-bench-" + ProcessHandle
         .current().pid());
     File csv = null;
+    String only = null;
     List<String[]> settings = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
@@ -85,6 +88,10 @@ public final class HdfsBench {
         case "--transport": transport = args[++i]; break;
         case "--dir": dir = new File(args[++i]); break;
         case "--csv": csv = new File(args[++i]); break;
+        case "--only": only = args[++i]; break;
+        case "--report":
+          report(Arrays.copyOfRange(args, i + 1, args.length));
+          return;
         case "--conf":
           String[] kv = args[++i].split("=", 2);
           if (kv.length != 2 || kv[0].isEmpty()) {
@@ -94,6 +101,9 @@ public final class HdfsBench {
           break;
         default: throw new IllegalArgumentException("unknown option " + args[i]);
       }
+    }
+    if (only != null && !only.equals(NAMES[0]) && !only.equals(NAMES[1])) {
+      throw new IllegalArgumentException("--only takes stock or hpc, not " + only);
     }
     if (warmup < 0 || rounds < 1 || preads < 1) {
       throw new IllegalArgumentException("--warmup must be 0 or more, --rounds and --preads 1 or"
@@ -120,12 +130,13 @@ public final class HdfsBench {
     Configuration hpcSite = new Configuration(conf);
     hpcSite.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, new File(dir, "hpc").getAbsolutePath());
     hpcSite.set("dfs.datanode.plugins", RdmaDataTransferPlugin.class.getName());
-    try (MiniDFSCluster stockCluster = new MiniDFSCluster.Builder(stockSite)
-            .numDataNodes(datanodes).build();
-        MiniDFSCluster hpcCluster = new MiniDFSCluster.Builder(hpcSite).numDataNodes(datanodes)
-            .checkDataNodeAddrConfig(true).dataNodeConfOverlays(overlays(datanodes)).build()) {
-      stockCluster.waitActive();
-      hpcCluster.waitActive();
+    boolean withStock = only == null || only.equals(NAMES[0]);
+    boolean withHpc = only == null || only.equals(NAMES[1]);
+    try (MiniDFSCluster stockCluster = withStock ? new MiniDFSCluster.Builder(stockSite)
+            .numDataNodes(datanodes).build() : null;
+        MiniDFSCluster hpcCluster = withHpc ? new MiniDFSCluster.Builder(hpcSite)
+            .numDataNodes(datanodes).checkDataNodeAddrConfig(true)
+            .dataNodeConfOverlays(overlays(datanodes)).build() : null) {
       Configuration stockConf = new Configuration(stockSite);
       stockConf.set("dfs.client.context", "bench-stock");
       Configuration hpcConf = new Configuration(hpcSite);
@@ -133,13 +144,30 @@ public final class HdfsBench {
       hpcConf.set("hadoop.rpc.socket.factory.class.ClientProtocol",
           RdmaSocketFactory.class.getName());
       hpcConf.setBoolean(TransferConf.STRICT_KEY, true);
-      try (FileSystem stock = FileSystem.newInstance(stockCluster.getURI(), stockConf);
-          FileSystem hpc = FileSystem.newInstance(hpcCluster.getURI(), hpcConf)) {
+      FileSystem stock = null;
+      FileSystem hpc = null;
+      try {
+        if (withStock) {
+          stockCluster.waitActive();
+          stock = FileSystem.newInstance(stockCluster.getURI(), stockConf);
+        }
+        if (withHpc) {
+          hpcCluster.waitActive();
+          hpc = FileSystem.newInstance(hpcCluster.getURI(), hpcConf);
+        }
         run(stock, hpc, sizes, warmup, rounds, replication, preads, csv);
+      } finally {
+        for (FileSystem fs : new FileSystem[] {stock, hpc}) {
+          if (fs != null) {
+            fs.close();
+          }
+        }
       }
-      System.out.println("transfer counters: " + TransferMetrics.client());
-      for (org.apache.hadoop.hdfs.server.datanode.DataNode dn : hpcCluster.getDataNodes()) {
-        System.out.println("transfer counters: " + TransferMetrics.server(dn.getXferPort()));
+      if (withHpc) {
+        System.out.println("transfer counters: " + TransferMetrics.client());
+        for (org.apache.hadoop.hdfs.server.datanode.DataNode dn : hpcCluster.getDataNodes()) {
+          System.out.println("transfer counters: " + TransferMetrics.server(dn.getXferPort()));
+        }
       }
     }
   }
@@ -174,13 +202,15 @@ public final class HdfsBench {
       for (int round = -warmup; round < 0; round++) {
         for (int k = 0; k < 2; k++) {
           int which = first(round, k);
-          round(fss[which], NAMES[which], size, round, rounds, replication, preads, chunk);
+          if (fss[which] != null) {
+            round(fss[which], NAMES[which], size, round, rounds, replication, preads, chunk);
+          }
         }
       }
     }
     try (PrintWriter out = csv == null ? null : new PrintWriter(csv, "UTF-8")) {
       if (out != null) {
-        out.println("size_bytes,path,write_ms,read_ms,write_mbps,read_mbps,pread_us");
+        out.println(CSV_HEADER);
       }
       for (long size : sizes) {
         Round[][] counted = new Round[2][rounds];
@@ -188,19 +218,26 @@ public final class HdfsBench {
         for (int round = 0; round < rounds; round++) {
           for (int k = 0; k < 2; k++) {
             int which = first(round, k);
+            if (fss[which] == null) {
+              continue;
+            }
             Round m = round(fss[which], NAMES[which], size, round, rounds, replication, preads,
                 chunk);
             counted[which][round] = m;
             if (out != null) {
-              out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f%n", size, NAMES[which],
-                  m.writeMs(), m.readMs(), mbps(size, m.writeMs()), mbps(size, m.readMs()),
-                  m.preadUs());
+              out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f,%.4f,%.4f,%.3f,%.2f,%.2f%n",
+                  size, NAMES[which], m.writeMs(), m.readMs(), mbps(size, m.writeMs()),
+                  mbps(size, m.readMs()), m.preadUs(), m.readCpuPerGb(), m.writeCpuPerGb(),
+                  m.writeCores(), m.writeCalls(), m.preadCalls());
+              out.flush();
             }
           }
         }
         System.out.printf(Locale.ROOT, "size %s: the JIT compiled for %d ms during its counted"
             + " rounds%n", human(size), compileMillis() - jit0);
-        report(size, counted[0], counted[1]);
+        if (fss[0] != null && fss[1] != null) {
+          report(size, counted[0], counted[1]);
+        }
       }
     }
   }
@@ -278,6 +315,42 @@ public final class HdfsBench {
         : "round " + (round + 1) + "/" + rounds, name, mbps(size, m.writeMs()), m.writeCores(),
         mbps(size, m.readMs()), m.preadUs());
     return m;
+  }
+
+  static final String CSV_HEADER = "size_bytes,path,write_ms,read_ms,write_mbps,read_mbps,"
+      + "pread_us,read_cpu_s_per_gb,write_cpu_s_per_gb,write_cores,write_calls_per_mib,"
+      + "pread_calls";
+
+  /**
+   * The RESULT lines of counted rounds written by several processes (each ran one variant,
+   * {@code --only}): per size, medians over every round of each variant in the files.
+   */
+  private static void report(String[] files) throws IOException {
+    java.util.TreeMap<Long, List<List<Round>>> bySize = new java.util.TreeMap<>();
+    for (String f : files) {
+      List<String> lines = java.nio.file.Files.readAllLines(java.nio.file.Path.of(f));
+      for (String line : lines.subList(1, lines.size())) {
+        String[] c = line.split(",");
+        if (c.length < 12) {
+          throw new IOException(f + ": not a CSV of this benchmark: " + line);
+        }
+        Round r = new Round(Double.parseDouble(c[2]), Double.parseDouble(c[3]),
+            Double.parseDouble(c[6]), Double.parseDouble(c[7]), Double.parseDouble(c[8]),
+            Double.parseDouble(c[9]), Double.parseDouble(c[10]), Double.parseDouble(c[11]));
+        List<List<Round>> sides = bySize.computeIfAbsent(Long.parseLong(c[0]),
+            k -> List.of(new ArrayList<>(), new ArrayList<>()));
+        sides.get(NAMES[0].equals(c[1]) ? 0 : 1).add(r);
+      }
+    }
+    for (java.util.Map.Entry<Long, List<List<Round>>> e : bySize.entrySet()) {
+      List<List<Round>> sides = e.getValue();
+      if (sides.get(0).isEmpty() || sides.get(1).isEmpty()) {
+        throw new IOException("size " + human(e.getKey()) + " has rounds of only one variant");
+      }
+      System.out.printf(Locale.ROOT, "size %s: %d stock and %d hpc rounds%n", human(e.getKey()),
+          sides.get(0).size(), sides.get(1).size());
+      report(e.getKey(), sides.get(0).toArray(new Round[0]), sides.get(1).toArray(new Round[0]));
+    }
   }
 
   /** The RESULT lines of one size: medians of its counted rounds, stock against hpc. */

@@ -409,9 +409,7 @@ public abstract class TransportConformanceTest {
     assertFalse(c.isOpen());
     waitFor(() -> serverSawClose.get() == 1, "the server to see the close");
 
-    Listener gone = server.listen(bindAddress(), echo());
-    java.net.InetSocketAddress nobody = gone.address();
-    gone.close();
+    InetSocketAddress nobody = nobodyListens();
     long failures = client.metrics().connectFailures();
     assertThrows(TransportException.class,
         () -> client.connect(nobody, TimeUnit.SECONDS.toMillis(WAIT_SECONDS)));

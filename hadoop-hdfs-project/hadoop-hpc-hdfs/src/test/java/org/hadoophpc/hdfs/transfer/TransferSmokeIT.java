@@ -252,16 +252,32 @@ class TransferSmokeIT {
    * What a user sees in JMX (/jmx of the DataNode's web server reads the same MBeans): each
    * DataNode's HpcDataTransfer-&lt;port&gt; bean and the process's client bean name the tcp
    * transport and count the streams and bytes. A bean shows a snapshot up to one metrics
-   * period old (1 s in the test resources), so the totals are awaited first.
+   * period old (1 s in the test resources), so each DataNode's bean is awaited until it shows
+   * at least what that DataNode had counted when this began (the cluster is shared with the
+   * other tests, so totals alone can be reached by older snapshots: a bean still at 0 was
+   * seen beside two whose earlier streams already made the total).
    */
   private static void beansSayTheSame(MiniDFSCluster cluster, long minBytesIn) throws Exception {
     MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
     List<ObjectName> dns = new ArrayList<>();
+    List<long[]> counted = new ArrayList<>();
     for (DataNode dn : cluster.getDataNodes()) {
       dns.add(new ObjectName("Hadoop:service=DataNode,name=HpcDataTransfer-"
           + dn.getXferAddress().getPort()));
+      TransferMetrics m = TransferCluster.metrics(dn);
+      counted.add(new long[] {m.bytesIn(), m.connections(TransferMetrics.Role.MIRROR)});
     }
-    GenericTestUtils.waitFor(() -> sum(jmx, dns, "TransportBytesIn") >= minBytesIn, 200, 30_000);
+    GenericTestUtils.waitFor(() -> {
+      for (int i = 0; i < dns.size(); i++) {
+        List<ObjectName> one = List.of(dns.get(i));
+        if (sum(jmx, one, "TransportBytesIn") < counted.get(i)[0]
+            || sum(jmx, one, "MirrorConnectionsOverTransport") < counted.get(i)[1]) {
+          return false;
+        }
+      }
+      return true;
+    }, 200, 30_000);
+    assertTrue(sum(jmx, dns, "TransportBytesIn") >= minBytesIn);
     for (ObjectName dn : dns) {
       StringBuilder shown = new StringBuilder(dn.toString());
       for (String a : new String[] {"tag.Transport", "ServerConnectionsOverTransport",

@@ -63,7 +63,10 @@ public final class TransportMetrics {
     return out;
   }
 
-  /** A connect made on the caller's thread failed ({@link Transport#connect(InetSocketAddress, long)}). */
+  /**
+   * A connect made on the caller's thread failed
+   * ({@link Transport#connect(java.net.InetSocketAddress, long)}).
+   */
   public void connectFailed() {
     connectFailures.increment();
   }

@@ -98,6 +98,23 @@ final class TcpCallerReads {
     return false;
   }
 
+  /**
+   * Closes the connection on the calling thread, not waking the loop for it, when its reads are
+   * left to callers (their completions run on callers' threads already) and its lock is free
+   * (never waits for it); false, having done nothing, otherwise.
+   */
+  boolean closeOnCaller() {
+    if (!active() || !io.tryLock()) {
+      return false;
+    }
+    try {
+      conn.closeLocally("closed locally");
+    } finally {
+      io.unlock();
+    }
+    return true;
+  }
+
   /** Started and not closed. */
   synchronized boolean active() {
     return selector != null && !closed;

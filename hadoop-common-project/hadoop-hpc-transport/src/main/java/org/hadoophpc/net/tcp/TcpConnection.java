@@ -275,15 +275,7 @@ final class TcpConnection implements Connection {
     open = false;
     if (loop.inLoop()) {
       closeLocally("closed locally");
-    } else if (callerReads.active() && io.tryLock()) {
-      // reads left to callers: completions run on callers' threads already, so the closing
-      // caller closes it itself instead of waking the loop for it (never waiting for the lock)
-      try {
-        closeLocally("closed locally");
-      } finally {
-        io.unlock();
-      }
-    } else {
+    } else if (!callerReads.closeOnCaller()) {
       schedule();
     }
   }

@@ -182,11 +182,13 @@ public final class TcpTransport implements Transport {
       metrics.connectFailed();
       throw new ConnectionClosedException("connect to " + address + ": transport is closed");
     }
-    TcpEventLoop loop = nextLoop();
-    if (loop.inLoop()) {
-      throw new IllegalStateException("a blocking connect on the event thread "
-          + loop.thread().getName());
+    for (TcpEventLoop l : loops) {
+      if (l.inLoop()) { // it would stall every connection of that loop meanwhile
+        throw new IllegalStateException("a blocking connect on the event thread "
+            + l.thread().getName());
+      }
     }
+    TcpEventLoop loop = nextLoop();
     long ms = Math.max(1, Math.min(timeoutMs, conf.connectTimeoutMs()));
     SocketChannel ch = null;
     try {

@@ -134,16 +134,16 @@ final class TransferClient {
   ClientPipe open(InetSocketAddress tcpAddress, int timeoutMs) throws IOException {
     int wait = Math.min(timeoutMs <= 0 ? Integer.MAX_VALUE : timeoutMs, conf.connectTimeoutMs);
     try {
-      return ClientPipe.open(transport, endpoint(tcpAddress), tcpAddress.getPort(), role, wait,
+      return TransferHello.open(transport, endpoint(tcpAddress), tcpAddress.getPort(), role, wait,
           metrics, conf);
-    } catch (ClientPipe.HelloUnanswered e) {
+    } catch (TransferHello.HelloUnanswered e) {
       // Seen over rxe0 in the VM lane (a set-up right after the same client's previous stream
       // to that DataNode closed): the DataNode never saw the HELLO. One new connection, then
       // the usual failure.
       LOG.warn("HDFS transfer stream to {}: {}; trying once more on a new connection",
           endpoint(tcpAddress), e.getMessage());
       metrics.helloRetried();
-      return ClientPipe.open(transport, endpoint(tcpAddress), tcpAddress.getPort(), role, wait,
+      return TransferHello.open(transport, endpoint(tcpAddress), tcpAddress.getPort(), role, wait,
           metrics, conf);
     }
   }

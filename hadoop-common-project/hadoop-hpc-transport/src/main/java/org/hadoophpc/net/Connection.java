@@ -71,6 +71,25 @@ public interface Connection extends AutoCloseable {
   }
 
   /**
+   * Sends the first {@code count} of {@code requests} as {@link #request(Buffer, Completion)}
+   * would, {@code requests[i]} answered through {@code completions[i]}, together where the
+   * transport can (tcp: one gathering write when the connection is idle): requests of different
+   * kinds that go at the same moment, such as a stream's data with its receive places.
+   *
+   * @return how many were taken, from the first on; the others (back-pressure) are still the
+   *         caller's
+   * @throws IllegalArgumentException as {@link #request(Buffer[], int, Completion)}
+   */
+  default int request(Buffer[] requests, Completion<Buffer>[] completions, int count) {
+    for (int i = 0; i < count; i++) {
+      if (!request(requests[i], completions[i])) {
+        return i;
+      }
+    }
+    return count;
+  }
+
+  /**
    * Reads {@code length} bytes at {@code offset} of the peer's {@code region} into
    * {@code destination} at its position (which advances). {@code destination} stays owned by
    * the caller and must not be released before the completion is called.

@@ -1202,6 +1202,58 @@ public abstract class TransportConformanceTest {
     assertEquals(0, connection.inFlight());
   }
 
+  /**
+   * Requests sent together, each with a completion of its own (a stream's data and the places
+   * for its answers), are each answered once through their own, whatever the answers' order;
+   * on a closed connection each fails through its own.
+   */
+  @Test
+  @SuppressWarnings("unchecked")
+  void requestsSentTogetherCompleteThroughTheirOwnCompletions() throws Exception {
+    Holding handler = new Holding();
+    start(baseConf(), handler);
+    int batch = 5;
+    Buffer[] requests = new Buffer[batch];
+    Completion<Buffer>[] completions = new Completion[batch];
+    List<Recorder<Buffer>> recorders = new ArrayList<>();
+    for (int i = 0; i < batch; i++) {
+      requests[i] = filled(client.bufferPool(), 100 + i, i);
+      requests[i].nio().putInt(0, i);
+      Recorder<Buffer> r = new Recorder<>();
+      recorders.add(r);
+      completions[i] = r;
+    }
+    assertEquals(batch, connection.request(requests, completions, batch));
+    waitFor(() -> handler.held.size() == batch, "the requests arrive");
+    List<Held> arrived = new ArrayList<>(handler.held);
+    handler.held.clear();
+    for (int i = batch - 1; i >= 0; i--) {
+      arrived.get(i).respond();
+    }
+    for (int i = 0; i < batch; i++) {
+      Buffer response = await(recorders.get(i).outcome);
+      assertEquals(100 + i, response.readableBytes(), "request " + i + "'s own answer");
+      assertEquals(i, response.nio().getInt(0));
+      response.release();
+      assertEquals(1, recorders.get(i).calls.get());
+    }
+    connection.close();
+    List<Recorder<Buffer>> late = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      requests[i] = filled(client.bufferPool(), 10, i);
+      Recorder<Buffer> r = new Recorder<>();
+      late.add(r);
+      completions[i] = r;
+    }
+    assertEquals(2, connection.request(requests, completions, 2), "taken, and failed");
+    for (Recorder<Buffer> r : late) {
+      ExecutionException e = assertThrows(ExecutionException.class,
+          () -> r.outcome.get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertInstanceOf(TransportException.class, e.getCause());
+      assertEquals(1, r.calls.get());
+    }
+  }
+
   @Test
   void callbackOneSidedReadsAndWritesMoveTheBytes() throws Exception {
     start(baseConf(), echo());

@@ -181,18 +181,32 @@ final class TcpConnection implements Connection {
   @Override
   public int request(Buffer[] requests, int count, Completion<Buffer> completion) {
     Objects.requireNonNull(completion, "completion");
+    return requestAll(requests, count, completion, null);
+  }
+
+  @Override
+  public int request(Buffer[] requests, Completion<Buffer>[] completions, int count) {
+    for (int i = 0; i < count; i++) {
+      Objects.requireNonNull(completions[i], "completion");
+    }
+    return requestAll(requests, count, null, completions);
+  }
+
+  /** Requests answered through {@code completion}, or each through its own of {@code each}. */
+  private int requestAll(Buffer[] requests, int count, Completion<Buffer> completion,
+      Completion<Buffer>[] each) {
     for (int i = 0; i < count; i++) {
       checkSize("request", requests[i].readableBytes());
     }
     if (!open) {
       for (int i = 0; i < count; i++) {
         requests[i].release();
-        Completions.fail(completion, closedNow("request"));
+        Completions.fail(each == null ? completion : each[i], closedNow("request"));
       }
       return count;
     }
     TcpOp[] ops = new TcpOp[count];
-    int n = inflight.startRequests(requests, count, completion, ops);
+    int n = inflight.startRequests(requests, count, completion, each, ops);
     outbox.send(ops, n);
     return n;
   }

@@ -49,10 +49,17 @@ final class TcpInflight {
    * for (one deadline for all); returns how many. Any thread.
    */
   int startRequests(Buffer[] requests, int count, Completion<Buffer> completion, TcpOp[] ops) {
+    return startRequests(requests, count, completion, null, ops);
+  }
+
+  /** As above, {@code requests[i]} completing through {@code completions[i]} when not null. */
+  int startRequests(Buffer[] requests, int count, Completion<Buffer> completion,
+      Completion<Buffer>[] completions, TcpOp[] ops) {
     long deadline = System.nanoTime() + ioTimeoutNanos;
     int n = 0;
     while (n < count && table.acquire()) {
-      ops[n] = spare.take().start(TcpFrame.REQUEST, requests[n], 0, 0, 0, deadline, completion);
+      ops[n] = spare.take().start(TcpFrame.REQUEST, requests[n], 0, 0, 0, deadline,
+          completions == null ? completion : completions[n]);
       n++;
     }
     return n;

@@ -174,7 +174,7 @@ final class TcpOp extends InflightTable.Entry implements OutboundFrame {
   /** This operation's failure when its connection closed for {@code reason}. */
   ConnectionClosedException closed(String reason, Throwable cause) {
     String msg = describe() + ": connection closed (" + reason + ")";
-    return cause == null ? new ConnectionClosedException(msg)
+    return cause == null ? ConnectionClosedException.withoutStackTrace(msg)
         : new ConnectionClosedException(msg, cause);
   }
 

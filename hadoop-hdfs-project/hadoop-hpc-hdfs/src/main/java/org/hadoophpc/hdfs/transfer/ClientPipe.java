@@ -130,7 +130,7 @@ final class ClientPipe extends Pipe {
     nio.put(src);
     src.limit(limit);
     nio.flip();
-    if (!connection.request(b, onAck)) {
+    if (!send(b)) {
       synchronized (this) {
         sent--;
         notifyAll();
@@ -161,24 +161,70 @@ final class ClientPipe extends Pipe {
     pull(1);
   }
 
+  /**
+   * Sends DATA message {@code data} with the PULLs owed so far riding along (one write on tcp
+   * instead of two: a pread's status goes back with the PULLs its answers took); false under
+   * back-pressure (nothing sent, nothing owed changed).
+   */
+  private boolean send(Buffer data) {
+    int ride;
+    synchronized (this) {
+      ride = owedPulls;
+      owedPulls = 0;
+    }
+    Buffer[] all = ride == 0 ? null : new Buffer[1 + ride];
+    if (all == null || !pullBuffers(all, 1, ride, TransferWire.RIDES)) {
+      owe(ride, false); // none owed, or no memory for them now: they go in a later batch
+      return connection.request(data, onAck);
+    }
+    all[0] = data;
+    @SuppressWarnings("unchecked")
+    Completion<Buffer>[] completions = new Completion[all.length];
+    completions[0] = onAck;
+    java.util.Arrays.fill(completions, 1, all.length, onPull);
+    int taken = connection.request(all, completions, all.length);
+    for (int i = Math.max(1, taken); i < all.length; i++) {
+      all[i].release();
+    }
+    if (taken == 0) {
+      owe(ride, false);
+      return false;
+    }
+    if (taken < all.length) {
+      lost(new IOException("no room for a PULL to " + remoteAddress()));
+    }
+    return true;
+  }
+
+  /**
+   * Fills {@code into[from, from + n)} with PULL requests ({@code flags}); false, having
+   * allocated nothing, when registered memory is short.
+   */
+  private boolean pullBuffers(Buffer[] into, int from, int n, byte flags) {
+    for (int i = 0; i < n; i++) {
+      Buffer b = pool.allocate(TransferWire.REQUEST_HEADER);
+      if (b == null) {
+        for (int j = 0; j < i; j++) {
+          into[from + j].release();
+        }
+        return false;
+      }
+      TransferWire.requestHeader(b.nio(), TransferWire.PULL, flags, 0);
+      b.nio().flip();
+      into[from + i] = b;
+    }
+    return true;
+  }
+
   /** Posts {@code n} PULLs together (one write on tcp). */
   private void pull(int n) {
     if (n <= 0) {
       return;
     }
     Buffer[] pulls = new Buffer[n];
-    for (int i = 0; i < n; i++) {
-      Buffer b = pool.allocate(TransferWire.REQUEST_HEADER);
-      if (b == null) {
-        for (int j = 0; j < i; j++) {
-          pulls[j].release();
-        }
-        lost(new IOException("no registered memory for a PULL to " + remoteAddress()));
-        return;
-      }
-      TransferWire.requestHeader(b.nio(), TransferWire.PULL, 0);
-      b.nio().flip();
-      pulls[i] = b;
+    if (!pullBuffers(pulls, 0, n, (byte) 0)) {
+      lost(new IOException("no registered memory for a PULL to " + remoteAddress()));
+      return;
     }
     int taken = connection.request(pulls, n, onPull);
     if (taken < n) {

@@ -19,12 +19,11 @@ import org.hadoophpc.net.Connection;
 
 /**
  * The DataNode's end of a transfer stream. Upstream DATA requests are queued as they arrived
- * (no copy on the event thread) and acknowledged with the consumed count right after the next
- * answer this end sends (so a request/response exchange costs the client one wake-up, not two),
- * when a PULL arrives, when {@code window} of them are held, or at the latest on the handler's
- * timer (io.timeout / 6); the client never has more than {@code window} unconsumed, and one
- * more is a protocol violation that closes the connection. Downstream bytes answer the oldest
- * parked PULL; with none parked the stream is not writable. A PULL parked longer than
+ * (no copy on the event thread) and acknowledged with the consumed count together, after the
+ * next answer this end sends ({@link HeldAcks}); the client never has more than {@code window}
+ * unconsumed, and one more is a protocol violation that closes the connection. Downstream bytes answer the oldest
+ * parked PULL; with none parked, small writes are held for the next PULL ({@link HeldWrites})
+ * and larger ones find the stream not writable. A PULL parked longer than
  * {@code parkMaxMs} is answered EMPTY (the client re-posts it), so an idle stream never runs
  * into the transport's io.timeout.
  */
@@ -45,11 +44,8 @@ final class ServerPipe extends Pipe {
   private int nextUp;
   private int downSeq;
   private final java.util.HashMap<Integer, Buffer> early = new java.util.HashMap<>();
-  /** DATA requests not answered yet (their ACKs go after the next answer), oldest first. */
-  private final ArrayDeque<Long> heldAcks = new ArrayDeque<>();
-  private long heldSince;
-  /** Held DATA answers older than this go out on the handler's timer (its next tick). */
-  static final long ACK_DELAY_NANOS = 10_000_000L;
+  /** DATA requests not answered yet (guarded by this; their ACKs go after the next answer). */
+  private final HeldAcks heldAcks;
   /** File ranges from this size go by the transport's sendfile (where it has one). */
   static final int SENDFILE_MIN = 32 * 1024;
   /** The transport sends block files itself (tcp); then file answers not yet sent. */
@@ -57,6 +53,8 @@ final class ServerPipe extends Pipe {
   /** Block files go by sendfile and the client takes several packets in one answer. */
   private final boolean sendsPackets;
   private int filesInFlight;
+  /** Small writes made while no PULL was parked (guarded by this; never with PULLs parked). */
+  private final HeldWrites heldWrites;
   private final Completion<Void> fileSent = new Completion<>() {
     @Override
     public void completed(Void v) {
@@ -78,6 +76,8 @@ final class ServerPipe extends Pipe {
     this.parkMaxNanos = parkMaxMs * 1_000_000L;
     this.sendsFiles = connection.respondsFromFiles();
     this.sendsPackets = sendsFiles && clientTakesPackets;
+    this.heldWrites = new HeldWrites(pool);
+    this.heldAcks = new HeldAcks(connection, pool);
   }
 
   /** The most stream bytes in one message. */
@@ -143,12 +143,8 @@ final class ServerPipe extends Pipe {
       }
       received++;
       early.put(seq, request);
-      heldAcks.add(requestId);
-      if (heldAcks.size() == 1) {
-        heldSince = System.nanoTime();
-      }
       // at most window held: the client's requests in flight stay within its window + PULLs
-      flush = heldAcks.size() >= window;
+      flush = heldAcks.hold(requestId, window);
     }
     while (true) { // in the client's order: a transport may deliver a later message first
       Buffer next;
@@ -166,69 +162,47 @@ final class ServerPipe extends Pipe {
     }
   }
 
-  /**
-   * Answers the held DATA requests (ACK with the consumed count). They are held so that an
-   * exchange's request costs no message of its own: its ACK follows the next answer (the
-   * client wakes once, for the answer), a PULL's arrival, or {@link #expireParked} soon after.
-   */
+  /** Answers the held DATA requests now ({@link HeldAcks}). */
   private void flushAcks() {
     sendWithAcks(-1, null);
   }
 
-  /**
-   * Answers {@code id} with {@code b} (when not null), then the held DATA requests with an ACK
-   * each, all together (one write on tcp).
-   */
+  /** Answers {@code id} with {@code b} (when not null), then the held DATA requests. */
   private void sendWithAcks(long id, Buffer b) {
-    long[] held = null;
-    long ack = 0;
+    long[] held;
+    long ack;
     synchronized (this) {
-      if (!heldAcks.isEmpty()) {
-        held = new long[heldAcks.size()];
-        for (int i = 0; i < held.length; i++) {
-          held[i] = heldAcks.poll();
-        }
-        ack = consumed;
+      held = heldAcks.take();
+      ack = consumed;
+      if (held != null) {
         reported = Math.max(reported, ack);
       }
     }
-    if (held == null) {
-      if (b != null) {
-        respond(id, b); // nothing held: the usual case of a streaming read, no arrays
-      }
-      return;
-    }
-    int n = (b == null ? 0 : 1) + held.length;
-    long[] ids = new long[n];
-    Buffer[] answers = new Buffer[n];
-    int k = 0;
-    if (b != null) {
-      ids[k] = id;
-      answers[k++] = b;
-    }
-    for (int i = 0; i < held.length; i++) {
-      Buffer a = pool.allocate(TransferWire.ANSWER_HEADER);
-      if (a == null) {
-        connection.fail(held[i], TransferError.BUSY.code, "no registered memory for an answer");
-        continue;
-      }
-      TransferWire.answerHeader(a.nio(), TransferWire.ACK, -1, ack);
-      a.nio().flip();
-      ids[k] = held[i];
-      answers[k++] = a;
-    }
-    connection.respond(ids, answers, k);
+    heldAcks.send(id, b, held, ack);
   }
 
-  /** A PULL request; event thread. */
-  void onPull(long requestId) {
-    flushAcks();
+  /**
+   * A PULL request; event thread. One posted alone means the client waits to read: the held
+   * DATA answers go now; one riding with a DATA message ({@code rides}) leaves them held.
+   */
+  void onPull(long requestId, boolean rides) {
+    if (!rides) {
+      flushAcks();
+    }
     byte type = 0;
     long ack;
     int seq = -1;
+    Buffer held = null;
+    int heldBytes = 0;
     synchronized (this) {
       ack = consumed;
-      if (finPending || closed) {
+      if (heldWrites.any()) { // before all else, FIN too: they were written first
+        heldBytes = heldWrites.bytes();
+        seq = downSeq++;
+        held = heldWrites.answer(seq, ack);
+        creditOwed = false;
+        reported = ack;
+      } else if (finPending || closed) {
         type = TransferWire.FIN;
         finPending = false;
         seq = downSeq++;
@@ -241,7 +215,11 @@ final class ServerPipe extends Pipe {
         parkedSince.add(System.nanoTime());
       }
     }
-    if (type != 0) {
+    if (held != null) {
+      send(requestId, held);
+      metrics.bytesOut(heldBytes);
+      signal(); // a writer finding the held answer full may write again
+    } else if (type != 0) {
       answer(requestId, type, seq, ack);
     } else {
       signal();
@@ -294,6 +272,10 @@ final class ServerPipe extends Pipe {
     if (!src.hasRemaining()) {
       return 0;
     }
+    int held = holdIfNoPull(src);
+    if (held > 0) {
+      return held; // answers the next PULL
+    }
     Answer a = takeParked(Math.min(src.remaining(), chunk) + TransferWire.ANSWER_HEADER,
         TransferWire.DATA, false);
     if (a == null) {
@@ -312,6 +294,12 @@ final class ServerPipe extends Pipe {
     send(id, b);
     metrics.bytesOut(n);
     return n;
+  }
+
+  /** Takes {@code src}'s bytes into the held answer when no PULL is parked and they fit. */
+  private synchronized int holdIfNoPull(ByteBuffer src) throws IOException {
+    checkOpen();
+    return parked.isEmpty() ? heldWrites.take(src) : 0;
   }
 
   /**
@@ -496,7 +484,7 @@ final class ServerPipe extends Pipe {
   void expireParked(long now) {
     boolean flush;
     synchronized (this) {
-      flush = !heldAcks.isEmpty() && now - heldSince >= ACK_DELAY_NANOS;
+      flush = heldAcks.overdue(now);
     }
     if (flush) {
       flushAcks();
@@ -524,6 +512,7 @@ final class ServerPipe extends Pipe {
       parked.clear();
       parkedSince.clear();
       heldAcks.clear(); // the transport failed them with the connection
+      heldWrites.drop();
       peerGone = true;
     }
     ended();
@@ -536,6 +525,9 @@ final class ServerPipe extends Pipe {
 
   /** Closes the transport connection itself (after FIN had its time, or at shutdown). */
   void connectionClose() {
+    synchronized (this) {
+      heldWrites.drop(); // no PULL came for them within FIN's time
+    }
     connection.close();
   }
 
@@ -571,7 +563,7 @@ final class ServerPipe extends Pipe {
     TransferWire.answerHeader(b.nio(), type, seq, ack);
     b.nio().flip();
     if (type == TransferWire.ACK) {
-      respond(id, b);
+      heldAcks.respond(id, b);
     } else {
       sendWithAcks(id, b);
     }
@@ -580,13 +572,5 @@ final class ServerPipe extends Pipe {
   /** Answers a PULL with {@code b}, then the held DATA requests. */
   private void send(long id, Buffer b) {
     sendWithAcks(id, b);
-  }
-
-  private void respond(long id, Buffer b) {
-    try {
-      connection.respond(id, b);
-    } catch (IllegalStateException e) {
-      b.release(); // the connection closed meanwhile: nobody waits for it
-    }
   }
 }

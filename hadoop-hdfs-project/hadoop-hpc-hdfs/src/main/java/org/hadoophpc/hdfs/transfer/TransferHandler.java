@@ -73,7 +73,7 @@ final class TransferHandler implements RequestHandler {
         break;
       case TransferWire.PULL:
         request.release();
-        pipe.onPull(requestId);
+        pipe.onPull(requestId, (flags & TransferWire.RIDES) != 0);
         break;
       default:
         request.release();

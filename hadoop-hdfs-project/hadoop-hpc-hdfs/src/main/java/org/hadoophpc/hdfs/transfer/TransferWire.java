@@ -20,7 +20,8 @@ import java.nio.ByteBuffer;
  *       keeps at most {@code window} DATA messages the DataNode has not consumed.</li>
  *   <li>{@link #PULL}: a place for downstream bytes, parked by the DataNode until it writes
  *       ({@link #DATA}), it owes credit or waited {@code park.max} ({@link #EMPTY}), or it
- *       closes ({@link #FIN}).</li>
+ *       closes ({@link #FIN}). Flag {@link #RIDES}: posted together with a DATA message,
+ *       so it does not hurry the ACKs the DataNode holds (a PULL posted alone does).</li>
  * </ul>
  * Answers start with a 16-byte header: type, 3 reserved bytes, a sequence number, then the
  * number of DATA messages the DataNode has consumed so far (the client's upstream credit).
@@ -52,6 +53,8 @@ final class TransferWire {
   static final int MAX_PACKETS = 1024;
   /** The flags byte of a HELLO: the client takes {@link #PACKETS} answers. */
   static final byte TAKES_PACKETS = 1;
+  /** The flags byte of a PULL: it rides with a DATA message. */
+  static final byte RIDES = 1;
 
   static final int REQUEST_HEADER = 8;
   static final int ANSWER_HEADER = 16;

@@ -41,6 +41,8 @@ class ClientPipeOrderTest {
   /** A connection that keeps each PULL's completion for the test to answer. */
   private static final class Parked implements Connection {
     final List<Completion<Buffer>> pulls = new ArrayList<>();
+    /** Each request call: its requests' type and flags ("DATA", "PULL", "PULL+RIDES"). */
+    final List<List<String>> calls = new ArrayList<>();
     boolean open = true;
 
     @Override
@@ -60,12 +62,38 @@ class ClientPipeOrderTest {
 
     @Override
     public boolean request(Buffer request, Completion<Buffer> completion) {
+      calls.add(new ArrayList<>());
+      take(request, completion);
+      return true;
+    }
+
+    @Override
+    public int request(Buffer[] requests, Completion<Buffer>[] completions, int count) {
+      calls.add(new ArrayList<>());
+      for (int i = 0; i < count; i++) {
+        take(requests[i], completions[i]);
+      }
+      return count;
+    }
+
+    @Override
+    public int request(Buffer[] requests, int count, Completion<Buffer> completion) {
+      calls.add(new ArrayList<>());
+      for (int i = 0; i < count; i++) {
+        take(requests[i], completion);
+      }
+      return count;
+    }
+
+    private void take(Buffer request, Completion<Buffer> completion) {
       byte type = request.nio().get(0);
+      byte flags = TransferWire.flags(request.nio());
       request.release(); // sent
+      calls.get(calls.size() - 1).add(type == TransferWire.DATA ? "DATA"
+          : (flags & TransferWire.RIDES) != 0 ? "PULL+RIDES" : "PULL");
       if (type == TransferWire.PULL) {
         pulls.add(completion);
       }
-      return true;
     }
 
     @Override
@@ -133,6 +161,26 @@ class ClientPipeOrderTest {
     assertEquals("d", readAll(p));
     p.close();
     assertEquals(0, pool.outstandingBuffers(), "every message's memory given back");
+  }
+
+  /**
+   * The PULLs a reader owes go back with the next DATA message, in the same request call (one
+   * write on tcp), marked as riding; with none owed a DATA message goes alone.
+   */
+  @Test
+  void owedPullsRideWithTheNextDataMessage() throws IOException {
+    ClientPipe p = pipe(8); // batches of 4, of 2 when the reader has nothing left
+    answer(0, 0, "a");
+    assertEquals("a", readAll(p));
+    connection.calls.clear();
+    assertEquals(1, p.write(ByteBuffer.wrap(new byte[] {42})));
+    assertEquals(List.of(List.of("DATA", "PULL+RIDES")), connection.calls);
+    connection.calls.clear();
+    assertEquals(1, p.write(ByteBuffer.wrap(new byte[] {43})));
+    assertEquals(List.of(List.of("DATA")), connection.calls, "nothing owed: alone");
+    assertEquals(9, connection.pulls.size(), "every PULL taken went back");
+    connection.open = false; // gone: the close does not wait for the DATA messages' answers
+    p.close();
   }
 
   @Test

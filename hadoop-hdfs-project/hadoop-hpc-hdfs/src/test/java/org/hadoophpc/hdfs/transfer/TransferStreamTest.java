@@ -364,6 +364,50 @@ class TransferStreamTest {
     }
   }
 
+  /**
+   * Small writes (a pipeline's acks) do not wait for the client's PULLs: a DataNode writes many
+   * more of them than the client has PULLs parked while the client reads nothing, within a
+   * write timeout that a wait would exceed; a write larger than what is held still waits for a
+   * PULL (and times out here). The client then reads every small write's bytes in order, and
+   * the DataNode's close after them.
+   */
+  @Test
+  void smallWritesDoNotWaitForTheClientsPulls() throws Exception {
+    try (Socket s = connect()) {
+      Peer p = accept();
+      p.setWriteTimeout(2000);
+      OutputStream dn = p.getOutputStream();
+      java.io.ByteArrayOutputStream expected = new java.io.ByteArrayOutputStream();
+      for (int i = 0; i < 200; i++) {
+        byte[] ack = new byte[17];
+        java.util.Arrays.fill(ack, (byte) i);
+        expected.write(ack);
+        dn.write(ack);
+        dn.flush();
+      }
+      p.setWriteTimeout(300);
+      byte[] large = new byte[HeldWrites.MAX + 1];
+      boolean waited = false;
+      for (int i = 0; i <= TransferConf.from(new Configuration(false)).pulls(true) && !waited;
+          i++) { // each takes one of the PULLs parked meanwhile, if any
+        java.util.Arrays.fill(large, (byte) (100 + i));
+        try {
+          dn.write(large);
+          expected.write(large);
+        } catch (SocketTimeoutException e) {
+          waited = true;
+        }
+      }
+      assertTrue(waited, "bounded: a large write waits for a PULL once all are taken");
+      p.close();
+      DataInputStream in = new DataInputStream(NetUtils.getInputStream(s, 5000));
+      byte[] got = new byte[expected.size()];
+      in.readFully(got);
+      assertArrayEquals(expected.toByteArray(), got);
+      assertEquals(-1, in.read(), "the DataNode's close comes after its bytes");
+    }
+  }
+
   @Test
   void theClientClosingIsEndOfStreamForTheDataNode() throws Exception {
     Peer p;

@@ -44,10 +44,12 @@ import org.hadoophpc.hdfs.transfer.TransferMetrics;
  *
  * <p>Usage: HdfsBench [--sizes 4m,16m,64m] [--rounds N] [--warmup N (5)] [--datanodes N]
  * [--replication N] [--preads N (2000)] [--transport tcp|verbs] [--dir DIR] [--csv FILE]
- * [--only stock|hpc] [--conf KEY=VALUE]...; or HdfsBench --report CSV... (the RESULT lines
+ * [--only stock|hpc [--turns FILE,0|1]] [--conf KEY=VALUE]...; or HdfsBench --report CSV...
+ * (the RESULT lines
  * of the counted rounds several {@code --only} processes wrote)
  * ({@code --conf}: a setting for the DataNodes and both clients, e.g. the transfer windows;
- * {@code --only}: one variant in this JVM, its rounds to the CSV, no RESULT lines)
+ * {@code --only}: one variant in this JVM, its rounds to the CSV, no RESULT lines;
+ * {@code --turns}: its rounds alternate with another process's through FILE, {@link BenchTurns})
  */
 public final class HdfsBench {
   private static final int OFFSET = -30000;
@@ -71,6 +73,7 @@ public final class HdfsBench {
         .current().pid());
     File csv = null;
     String only = null;
+    BenchTurns turns = null;
     List<String[]> settings = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
@@ -89,6 +92,7 @@ public final class HdfsBench {
         case "--dir": dir = new File(args[++i]); break;
         case "--csv": csv = new File(args[++i]); break;
         case "--only": only = args[++i]; break;
+        case "--turns": turns = new BenchTurns(args[++i]); break;
         case "--report":
           report(Arrays.copyOfRange(args, i + 1, args.length));
           return;
@@ -104,6 +108,9 @@ public final class HdfsBench {
     }
     if (only != null && !only.equals(NAMES[0]) && !only.equals(NAMES[1])) {
       throw new IllegalArgumentException("--only takes stock or hpc, not " + only);
+    }
+    if (turns != null && only == null) {
+      throw new IllegalArgumentException("--turns is for a process of one variant (--only)");
     }
     if (warmup < 0 || rounds < 1 || preads < 1) {
       throw new IllegalArgumentException("--warmup must be 0 or more, --rounds and --preads 1 or"
@@ -155,7 +162,7 @@ public final class HdfsBench {
           hpcCluster.waitActive();
           hpc = FileSystem.newInstance(hpcCluster.getURI(), hpcConf);
         }
-        run(stock, hpc, sizes, warmup, rounds, replication, preads, csv);
+        run(stock, hpc, sizes, warmup, rounds, replication, preads, csv, turns);
       } finally {
         for (FileSystem fs : new FileSystem[] {stock, hpc}) {
           if (fs != null) {
@@ -193,7 +200,7 @@ public final class HdfsBench {
   }
 
   private static void run(FileSystem stock, FileSystem hpc, List<Long> sizes, int warmup,
-      int rounds, short replication, int preads, File csv) throws IOException {
+      int rounds, short replication, int preads, File csv, BenchTurns turns) throws IOException {
     FileSystem[] fss = {stock, hpc};
     byte[] chunk = new byte[1 << 20];
     new Random(7).nextBytes(chunk);
@@ -203,7 +210,8 @@ public final class HdfsBench {
         for (int k = 0; k < 2; k++) {
           int which = first(round, k);
           if (fss[which] != null) {
-            round(fss[which], NAMES[which], size, round, rounds, replication, preads, chunk);
+            round(fss[which], NAMES[which], size, round, rounds, replication, preads, chunk,
+                turns);
           }
         }
       }
@@ -222,7 +230,7 @@ public final class HdfsBench {
               continue;
             }
             Round m = round(fss[which], NAMES[which], size, round, rounds, replication, preads,
-                chunk);
+                chunk, turns);
             counted[which][round] = m;
             if (out != null) {
               out.printf(Locale.ROOT, "%d,%s,%.2f,%.2f,%.1f,%.1f,%.1f,%.4f,%.4f,%.3f,%.2f,%.2f%n",
@@ -254,6 +262,19 @@ public final class HdfsBench {
    * the first one sequentially until READ_BYTES are read, then {@code preads} 4 KiB preads of
    * it; prints a line (round below 0: a warm-up round).
    */
+  private static Round round(FileSystem fs, String name, long size, int round, int rounds,
+      short replication, int preads, byte[] chunk, BenchTurns turns) throws IOException {
+    if (turns == null) {
+      return round(fs, name, size, round, rounds, replication, preads, chunk);
+    }
+    turns.await();
+    try {
+      return round(fs, name, size, round, rounds, replication, preads, chunk);
+    } finally {
+      turns.pass();
+    }
+  }
+
   private static Round round(FileSystem fs, String name, long size, int round, int rounds,
       short replication, int preads, byte[] chunk) throws IOException {
     Path f = new Path("/bench/" + name + "-" + size + "-" + round);
@@ -384,6 +405,19 @@ public final class HdfsBench {
         + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, ws), mbps(size, wh), ws / wh);
     System.out.printf(Locale.ROOT, "RESULT hdfs-seq-read-throughput size=%s stock=%.1fMB/s "
         + "hpc=%.1fMB/s speedup=%.2f%n", s, mbps(size, rs), mbps(size, rh), rs / rh);
+    // each variant's least disturbed round: slow stretches of this machine slow either side's
+    // rounds by up to 4x (in CPU per byte), never speed one up
+    double bs = min(stock, Round::writeMs);
+    double bh = min(hpc, Round::writeMs);
+    System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-throughput-best size=%s stock=%.1fMB/s"
+        + " hpc=%.1fMB/s speedup=%.2f (the fastest counted round of each)%n", s, mbps(size, bs),
+        mbps(size, bh), bs / bh);
+    ratioLine("hdfs-seq-write-cpu-best", s, "%.2fs/GB", min(stock, Round::writeCpuPerGb),
+        min(hpc, Round::writeCpuPerGb), "the counted round of each with the least");
+  }
+
+  private static double min(Round[] rounds, java.util.function.ToDoubleFunction<Round> f) {
+    return Arrays.stream(rounds).mapToDouble(f).min().orElse(Double.NaN);
   }
 
   /** A RESULT line of a figure where lower is better: stock, hpc and hpc / stock. */

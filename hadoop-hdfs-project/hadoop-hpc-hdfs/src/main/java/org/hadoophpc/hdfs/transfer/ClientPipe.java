@@ -164,7 +164,7 @@ final class ClientPipe extends Pipe {
   /**
    * Sends DATA message {@code data} with the PULLs owed so far riding along (one write on tcp
    * instead of two: a pread's status goes back with the PULLs its answers took); false under
-   * back-pressure (nothing sent, nothing owed changed).
+   * back-pressure (the DATA message not sent; the PULLs owed as before).
    */
   private boolean send(Buffer data) {
     int ride;

@@ -21,11 +21,11 @@ import org.hadoophpc.net.Connection;
  * The DataNode's end of a transfer stream. Upstream DATA requests are queued as they arrived
  * (no copy on the event thread) and acknowledged with the consumed count together, after the
  * next answer this end sends ({@link HeldAcks}); the client never has more than {@code window}
- * unconsumed, and one more is a protocol violation that closes the connection. Downstream bytes answer the oldest
- * parked PULL; with none parked, small writes are held for the next PULL ({@link HeldWrites})
- * and larger ones find the stream not writable. A PULL parked longer than
- * {@code parkMaxMs} is answered EMPTY (the client re-posts it), so an idle stream never runs
- * into the transport's io.timeout.
+ * unconsumed, and one more is a protocol violation that closes the connection. Downstream
+ * bytes answer the oldest parked PULL; with none parked, small writes are held for the next
+ * PULL ({@link HeldWrites}) and larger ones find the stream not writable. A PULL parked longer
+ * than {@code parkMaxMs} is answered EMPTY (the client re-posts it), so an idle stream never
+ * runs into the transport's io.timeout.
  */
 final class ServerPipe extends Pipe {
   private final BufferPool pool;

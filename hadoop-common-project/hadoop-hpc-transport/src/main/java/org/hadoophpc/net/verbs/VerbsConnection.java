@@ -348,9 +348,14 @@ final class VerbsConnection implements Connection {
     rendezvous.announce(op, announcement, payload, forResponse);
   }
 
-  /** Tells the peer a region is unexposed; its REVOKE_ACK reaches the transport. */
+  /**
+   * Tells the peer a region is unexposed; its REVOKE_ACK reaches the transport. A connection
+   * still being set up is told too (the message goes once it is open): each side opens on its
+   * own ESTABLISHED event, so the peer may already read a region by RDMA while this side's
+   * connection is not open yet.
+   */
   boolean revoke(long key) {
-    if (state != OPEN) {
+    if (state != OPEN && state != CONNECTING) {
       return false;
     }
     VerbsOp op = message(VerbsHeader.REVOKE, 0, 0, null);

@@ -8,6 +8,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import org.hadoophpc.net.Buffer;
@@ -71,6 +73,11 @@ final class VerbsConnection implements Connection {
   private final VerbsListener listener;
   private volatile InetSocketAddress remote;
   volatile int state = CONNECTING;
+  /**
+   * Regions this side asked the peer to revoke and the peer has not confirmed yet (changed on
+   * the loop; concurrent so tests may look).
+   */
+  private final Set<Long> revoking = ConcurrentHashMap.newKeySet();
   /** Set by {@link #close()} at once, so the caller sees the connection closed on return. */
   private volatile boolean closeRequested;
   private final int maxMessageSize;
@@ -361,8 +368,39 @@ final class VerbsConnection implements Connection {
     VerbsOp op = message(VerbsHeader.REVOKE, 0, 0, null);
     op.address = key;
     messageBacklog.add(op);
+    revoking.add(key);
     pump();
     return true;
+  }
+
+  /**
+   * The peer confirmed revoking {@code key}; false when this side never asked it to (or it
+   * confirmed twice), which would let it end an {@code unexpose} wait meant for other peers.
+   */
+  boolean revokeConfirmed(long key) {
+    if (!revoking.remove(key)) {
+      return false;
+    }
+    transport.revokeAcknowledged(key);
+    return true;
+  }
+
+  /**
+   * The connection's queue pair no longer serves the peer (moved to error or destroyed): every
+   * revocation still awaited here counts as confirmed, so {@code unexpose} does not wait for a
+   * peer that is gone until the io timeout.
+   */
+  void releaseRevocations() {
+    for (Long key : revoking) {
+      if (revoking.remove(key)) {
+        transport.revokeAcknowledged(key);
+      }
+    }
+  }
+
+  /** Tests: revocations sent on this connection and not confirmed yet. */
+  int revocationsAwaited() {
+    return revoking.size();
   }
 
   /** Ends a user operation, once ({@link VerbsInflight#finish}). */

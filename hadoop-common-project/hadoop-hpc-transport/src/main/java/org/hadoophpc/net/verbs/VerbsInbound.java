@@ -154,7 +154,10 @@ final class VerbsInbound {
         break;
       }
       case VerbsHeader.REVOKE_ACK:
-        transport.revokeAcknowledged(VerbsHeader.address(headers, at));
+        if (!conn.revokeConfirmed(VerbsHeader.address(headers, at))) {
+          conn.protocolError("it confirmed a revocation it was not asked for");
+          return;
+        }
         break;
       default:
         conn.protocolError("unknown message type " + type);

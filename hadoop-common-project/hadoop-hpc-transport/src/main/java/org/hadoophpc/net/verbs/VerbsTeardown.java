@@ -87,6 +87,9 @@ final class VerbsTeardown {
     if (postedWrs() == 0 || wasConnecting) {
       finish();
     }
+    // After the disconnect (queue pair in error) or finish (queue pair gone): the peer can no
+    // longer reach a region through this connection.
+    conn.releaseRevocations();
   }
 
   /** Work requests posted and not completed yet. */

@@ -130,4 +130,11 @@ class HostilePeerVerbsTest {
       }
     });
   }
+
+  @Test
+  void aConfirmationOfARevocationNeverAskedForIsRefused() throws Exception {
+    // else a peer could end an unexpose's wait for the other peers' confirmations
+    refused("a REVOKE_ACK nobody asked for", c -> c.sendRaw(VerbsHeader.REVOKE_ACK, 0, 0, 0, 0,
+        0, 5L << 32 | 7));
+  }
 }

@@ -9,11 +9,14 @@ import static org.hadoophpc.net.verbs.VerbsRig.filled;
 import static org.hadoophpc.net.verbs.VerbsRig.waitFor;
 import static org.hadoophpc.net.verbs.VerbsRig.zeros;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.hadoop.conf.Configuration;
@@ -252,5 +255,76 @@ class RemoteAccessScopeVerbsTest {
     readIsRefused(peer, c2, dodging, 0, 4096);
     region.release();
     serverStillServes();
+  }
+
+  /**
+   * Each side opens on its own ESTABLISHED event, so a client may read a region by RDMA while
+   * the server's side of the new connection is still being set up; an unexpose then must
+   * revoke there too (else the region is deregistered under the client, whose next read takes
+   * a remote access error and loses its connection). Repeated: the window is short.
+   */
+  @Test
+  void anUnexposeRightAfterAConnectIsRevokedOnTheNewConnectionToo() throws Exception {
+    VerbsTransport peer = client();
+    for (int i = 0; i < 20; i++) {
+      Buffer region = filled(server.bufferPool(), 4096, i);
+      RemoteRegion r = server.expose(region);
+      VerbsConnection c = rig.connect(peer, listener.address());
+      Buffer into = zeroed(peer, 4096);
+      await(c.read(r, 0, 4096, into));
+      server.unexpose(r);
+      into.nio().clear();
+      Throwable e = failure(c.read(r, 0, 4096, into));
+      assertTrue(e.getMessage().contains("no longer exposes"), "round " + i + ": " + e);
+      assertTrue(c.isOpen(), "round " + i + ": the revoked region failed before posting");
+      into.release();
+      region.release();
+      c.close();
+    }
+  }
+
+  /**
+   * An unexpose waits for every peer to confirm the revocation, but not for one whose
+   * connection ends first (its queue pair no longer serves it): it returns then, not after the
+   * io timeout. The peer's loop is held, so it cannot confirm.
+   */
+  @Test
+  void anUnexposeDoesNotWaitForAPeerWhoseConnectionEnds() throws Exception {
+    VerbsTransport slowServer = rig.open(conf("120s"));
+    AtomicReference<VerbsConnection> side = new AtomicReference<>();
+    Listener l = slowServer.listen(rig.bindAddress(), new RequestHandler() {
+      @Override
+      public void onRequest(Connection c, Buffer request, Responder responder) {
+        side.set((VerbsConnection) c);
+        responder.respond(request);
+      }
+    });
+    VerbsTransport peer = rig.open(conf("120s"));
+    VerbsConnection c = rig.connect(peer, l.address());
+    await(c.request(filled(peer.bufferPool(), 100, 1))).release();
+    VerbsConnection s = side.get();
+    Buffer region = filled(slowServer.bufferPool(), 4096, 3);
+    RemoteRegion r = slowServer.expose(region);
+    CountDownLatch hold = new CountDownLatch(1);
+    try {
+      assertTrue(peer.loop().submit(() -> {
+        try {
+          hold.await(VerbsRig.WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }));
+      CompletableFuture<Void> unexposed = CompletableFuture.runAsync(
+          () -> slowServer.unexpose(r));
+      waitFor(() -> s.revocationsAwaited() == 1, "the server asked the peer to revoke");
+      assertFalse(unexposed.isDone(), "the unexpose waits for the peer's confirmation");
+      s.close();
+      // within half the server's 120 s io timeout: the connection's end released the wait
+      unexposed.get(60, TimeUnit.SECONDS);
+      assertEquals(0, s.revocationsAwaited());
+    } finally {
+      hold.countDown();
+    }
+    region.release();
   }
 }

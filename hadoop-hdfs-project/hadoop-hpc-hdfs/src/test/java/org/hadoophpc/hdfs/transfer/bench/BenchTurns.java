@@ -12,21 +12,21 @@ import java.nio.file.StandardCopyOption;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Two benchmark processes (stock and hpc) running at the same time take turns round by round
- * through a file holding the number of rounds done by both: the one at {@code position} 0 runs
- * its k-th round at turn 2k, the other at 2k+1, and each writes the next number when its round
- * is done. Rounds of the two variants so alternate a few hundred milliseconds apart, each in a
- * JVM of its own: a stretch of the machine running slow (measured here: whole rounds at 3-4x
- * the CPU per byte written, several in a row, on either side) falls on both variants' rounds
- * alike instead of on one process's.
+ * Two benchmark processes (stock and hpc) running at the same time take turns through a file
+ * holding the number of turns taken by both: the one at {@code position} 0 takes its k-th turn
+ * at 2k, the other at 2k+1, and each writes the next number when its turn is done. A turn is
+ * one file written, or one round's reads and preads, so the two variants alternate every few
+ * tens of milliseconds, each in a JVM of its own: a stretch of the machine running slow
+ * (measured here: rounds at 3-4x the CPU per byte written, on either side; per-round turns
+ * still left pairs of adjacent rounds 0.34-2.41x apart) falls on both variants' files alike.
  */
 final class BenchTurns {
-  /** The most a process waits for the other's round (warm-up rounds at 4 KiB preads included). */
+  /** The most a process waits for the other's turn (a warm-up round's reads included). */
   private static final long WAIT_NANOS = TimeUnit.MINUTES.toNanos(10);
 
   private final File file;
   private final int position;
-  private int rounds;
+  private int taken;
 
   /** {@code spec}: FILE,POSITION (0: this process goes first). */
   BenchTurns(String spec) {
@@ -38,9 +38,9 @@ final class BenchTurns {
     this.position = spec.charAt(spec.length() - 1) - '0';
   }
 
-  /** Waits until it is this process's turn for its next round. */
+  /** Waits until it is this process's next turn. */
   void await() throws IOException {
-    long want = 2L * rounds + position;
+    long want = 2L * taken + position;
     long deadline = System.nanoTime() + WAIT_NANOS;
     while (done() != want) {
       if (System.nanoTime() - deadline > 0) {
@@ -56,17 +56,17 @@ final class BenchTurns {
     }
   }
 
-  /** This process's round is done: the other's turn. */
+  /** This process's turn is done: the other's turn. */
   void pass() throws IOException {
-    long next = 2L * rounds + position + 1;
-    rounds++;
+    long next = 2L * taken + position + 1;
+    taken++;
     File tmp = new File(file.getPath() + "." + position);
     Files.write(tmp.toPath(), Long.toString(next).getBytes(StandardCharsets.US_ASCII));
     Files.move(tmp.toPath(), file.toPath(), StandardCopyOption.ATOMIC_MOVE,
         StandardCopyOption.REPLACE_EXISTING);
   }
 
-  /** Rounds done by both so far (0 before the file exists). */
+  /** Turns taken by both so far (0 before the file exists). */
   private long done() throws IOException {
     try {
       String s = new String(Files.readAllBytes(file.toPath()), StandardCharsets.US_ASCII).trim();

@@ -260,82 +260,103 @@ public final class HdfsBench {
   /**
    * One round of one variant: writes files of {@code size} until WRITE_BYTES are written, reads
    * the first one sequentially until READ_BYTES are read, then {@code preads} 4 KiB preads of
-   * it; prints a line (round below 0: a warm-up round).
+   * it; prints a line (round below 0: a warm-up round). With {@code turns}, each file written is
+   * a turn of its own, and the reads and preads one more: the two variants' processes then
+   * alternate every few tens of milliseconds, and only this process's turns are measured.
    */
   private static Round round(FileSystem fs, String name, long size, int round, int rounds,
       short replication, int preads, byte[] chunk, BenchTurns turns) throws IOException {
-    if (turns == null) {
-      return round(fs, name, size, round, rounds, replication, preads, chunk);
-    }
-    turns.await();
-    try {
-      return round(fs, name, size, round, rounds, replication, preads, chunk);
-    } finally {
-      turns.pass();
-    }
-  }
-
-  private static Round round(FileSystem fs, String name, long size, int round, int rounds,
-      short replication, int preads, byte[] chunk) throws IOException {
     Path f = new Path("/bench/" + name + "-" + size + "-" + round);
     // a 16 MiB write takes ~0.1 s here: write files until WRITE_BYTES crossed (each the size
     // measured), so one GC or writeback hiccup does not decide a round
     int writes = (int) Math.max(1, WRITE_BYTES / size);
-    long t0 = System.nanoTime();
-    long c0 = processCpuNanos();
-    long[] io0 = ioCalls();
+    long writeNanos = 0;
+    long writeCpu = 0;
+    long writeCalls = 0;
     for (int pass = 0; pass < writes; pass++) {
       Path target = pass == 0 ? f : new Path(f + "-w" + pass);
-      try (FSDataOutputStream o = fs.create(target, true, 65536, replication, 128L << 20)) {
-        for (long left = size; left > 0; left -= chunk.length) {
-          o.write(chunk, 0, (int) Math.min(chunk.length, left));
+      await(turns);
+      try {
+        long t0 = System.nanoTime();
+        long c0 = processCpuNanos();
+        long[] io0 = ioCalls();
+        try (FSDataOutputStream o = fs.create(target, true, 65536, replication, 128L << 20)) {
+          for (long left = size; left > 0; left -= chunk.length) {
+            o.write(chunk, 0, (int) Math.min(chunk.length, left));
+          }
         }
+        long[] io1 = ioCalls();
+        writeCpu += processCpuNanos() - c0;
+        writeNanos += System.nanoTime() - t0;
+        writeCalls += io1[0] - io0[0] + io1[1] - io0[1];
+      } finally {
+        pass(turns);
       }
     }
-    long t1 = System.nanoTime();
-    long c1 = processCpuNanos();
-    long[] io1 = ioCalls();
-    byte[] buf = new byte[1 << 20];
     // a 64 MiB read takes tens of ms here: read the file until READ_BYTES crossed, so one GC or
     // scheduler hiccup does not decide a round
     int passes = (int) Math.max(1, READ_BYTES / size);
-    for (int pass = 0; pass < passes; pass++) {
-      try (FSDataInputStream in = fs.open(f)) {
-        while (in.read(buf) > 0) {
-          // read to the end
-        }
-      }
-    }
-    long t2 = System.nanoTime();
-    long c2 = processCpuNanos();
-    Random rnd = new Random(round);
-    byte[] small = new byte[4096];
+    await(turns);
+    long t1;
+    long c1;
+    long t2;
+    long c2;
+    long t3;
     long[] io2;
     long[] io3;
-    try (FSDataInputStream in = fs.open(f)) {
-      io2 = ioCalls(); // the preads' calls, without the open's
-      for (int i = 0; i < preads; i++) {
-        in.readFully(Math.floorMod(rnd.nextLong(), Math.max(1, size - small.length)), small);
+    try {
+      t1 = System.nanoTime();
+      c1 = processCpuNanos();
+      byte[] buf = new byte[1 << 20];
+      for (int pass = 0; pass < passes; pass++) {
+        try (FSDataInputStream in = fs.open(f)) {
+          while (in.read(buf) > 0) {
+            // read to the end
+          }
+        }
       }
-      io3 = ioCalls();
-    }
-    long t3 = System.nanoTime();
-    fs.delete(f, false);
-    for (int pass = 1; pass < writes; pass++) {
-      fs.delete(new Path(f + "-w" + pass), false);
+      t2 = System.nanoTime();
+      c2 = processCpuNanos();
+      Random rnd = new Random(round);
+      byte[] small = new byte[4096];
+      try (FSDataInputStream in = fs.open(f)) {
+        io2 = ioCalls(); // the preads' calls, without the open's
+        for (int i = 0; i < preads; i++) {
+          in.readFully(Math.floorMod(rnd.nextLong(), Math.max(1, size - small.length)), small);
+        }
+        io3 = ioCalls();
+      }
+      t3 = System.nanoTime();
+      fs.delete(f, false);
+      for (int pass = 1; pass < writes; pass++) {
+        fs.delete(new Path(f + "-w" + pass), false);
+      }
+    } finally {
+      pass(turns);
     }
     double mib = size / 1048576.0;
     // the whole process: client, DataNodes, NameNode (create, addBlock, complete)
-    Round m = new Round((t1 - t0) / 1e6 / writes, (t2 - t1) / 1e6 / passes,
+    Round m = new Round(writeNanos / 1e6 / writes, (t2 - t1) / 1e6 / passes,
         (t3 - t2) / 1e3 / preads, (c2 - c1) / 1e9 / ((double) passes * size / 1e9),
-        (c1 - c0) / 1e9 / ((double) writes * size / 1e9), (double) (c1 - c0) / (t1 - t0),
-        (io1[0] - io0[0] + io1[1] - io0[1]) / (writes * mib),
-        (io3[0] - io2[0] + io3[1] - io2[1]) / (double) preads);
+        writeCpu / 1e9 / ((double) writes * size / 1e9), (double) writeCpu / writeNanos,
+        writeCalls / (writes * mib), (io3[0] - io2[0] + io3[1] - io2[1]) / (double) preads);
     System.out.printf(Locale.ROOT, "size %s %s %-5s write %7.1f MB/s (%.1f cores busy),"
         + " read %7.1f MB/s, 4 KiB pread %7.1f us%n", human(size), round < 0 ? "warm-up"
         : "round " + (round + 1) + "/" + rounds, name, mbps(size, m.writeMs()), m.writeCores(),
         mbps(size, m.readMs()), m.preadUs());
     return m;
+  }
+
+  private static void await(BenchTurns turns) throws IOException {
+    if (turns != null) {
+      turns.await();
+    }
+  }
+
+  private static void pass(BenchTurns turns) throws IOException {
+    if (turns != null) {
+      turns.pass();
+    }
   }
 
   static final String CSV_HEADER = "size_bytes,path,write_ms,read_ms,write_mbps,read_mbps,"

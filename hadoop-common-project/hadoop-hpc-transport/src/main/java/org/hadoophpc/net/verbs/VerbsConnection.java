@@ -381,7 +381,7 @@ final class VerbsConnection implements Connection {
     if (!revoking.remove(key)) {
       return false;
     }
-    transport.revokeAcknowledged(key);
+    transport.exposures().confirmed(key);
     return true;
   }
 
@@ -393,7 +393,7 @@ final class VerbsConnection implements Connection {
   void releaseRevocations() {
     for (Long key : revoking) {
       if (revoking.remove(key)) {
-        transport.revokeAcknowledged(key);
+        transport.exposures().confirmed(key);
       }
     }
   }

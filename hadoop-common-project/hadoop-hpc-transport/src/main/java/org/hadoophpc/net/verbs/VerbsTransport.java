@@ -12,10 +12,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.hadoophpc.nativeio.HpcNative;
 import org.hadoophpc.nativeio.NativeIoException;
@@ -62,12 +59,8 @@ import org.slf4j.LoggerFactory;
  * receive depth, a smaller one when the rings' share is nearly used up, and fails naming the key
  * when not even {@value VerbsRing#MIN_RECV_DEPTH} receives fit; the rest of the pool stays for
  * messages ({@link VerbsRing}: sizes and ownership).
- * {@link #expose} hands out the region registration's rkey (low half of the region key; the
- * high half is an exposure id). {@link #unexpose} first tells every connected peer, which then
- * fails later one-sided operations on that region before posting them (an RC queue pair does
- * not survive a remote access error), waits for their acknowledgements, then deregisters the
- * region: a peer that ignores the protocol gets a remote access error and loses its
- * connection, never the memory. Devices without type 2 memory windows are refused at
+ * Exposed regions and their revocation at every peer: {@link VerbsExposures}. Devices without
+ * type 2 memory windows are refused at
  * {@link #open} (the factory falls back to tcp with the reason).
  *
  * <p>Thread-safe.
@@ -89,19 +82,13 @@ public final class VerbsTransport implements Transport {
   record MrInfo(long handle, long addr, int lkey, int rkey) {
   }
 
-  /** A region registered for remote access by {@link #expose}, until {@link #unexpose}. */
-  private record Exposure(long handle) {
-  }
-
   private final TransportConf conf;
   private final RdmaDevice device;
   private final int devicePort;
   private final long ctx;
   private final BufferPool pool;
   private final Map<Long, MrInfo> registrations = new ConcurrentHashMap<>();
-  private final Map<Long, Revocation> revocations = new ConcurrentHashMap<>();
-  private final Map<Long, Exposure> exposuresByKey = new ConcurrentHashMap<>();
-  private final AtomicLong exposures = new AtomicLong();
+  private final VerbsExposures exposures;
   private final VerbsEventLoop loop;
   private final int recvDepth;
   /** Ring bytes connections may hold together: a quarter of the pool. */
@@ -125,6 +112,7 @@ public final class VerbsTransport implements Transport {
     this.ringBudget = conf.bufferPoolMax() / 4;
     this.pool = conf.newBufferPool(new Registrar());
     this.loop = new VerbsEventLoop(this, ctx, device.name());
+    this.exposures = new VerbsExposures(ctx, loop, conf.ioTimeoutMs(), device.name());
   }
 
   /**
@@ -349,87 +337,25 @@ public final class VerbsTransport implements Transport {
       throw new ConnectionClosedException("verbs transport is closed");
     }
     mr(buffer); // only this pool's memory
-    // A registration of exactly this region: its rkey opens nothing else of the slab.
-    long[] info = new long[3];
-    long handle = VerbsNatives.regMr(ctx, buffer.slabMemory(), buffer.slabOffset(),
-        buffer.capacity(), VerbsNatives.ACCESS_REMOTE_READ | VerbsNatives.ACCESS_REMOTE_WRITE,
-        info);
-    // Upper half: an exposure id, so a re-exposed buffer is not hit by an old revocation.
-    long key = ((long) exposures.incrementAndGet() << 32) | (info[2] & 0xffff_ffffL);
-    exposuresByKey.put(key, new Exposure(handle));
-    return new RemoteRegion(info[0], buffer.capacity(), key);
+    return exposures.expose(buffer);
   }
 
   /**
    * Revokes the region at every connected peer and waits (up to the io timeout) for each to
    * confirm, so operations a peer starts after this returns fail; then deregisters the region,
-   * so even a peer ignoring the revocation cannot reach it any more.
+   * so even a peer ignoring the revocation cannot reach it any more ({@link VerbsExposures}).
    */
   @Override
   public void unexpose(RemoteRegion region) {
     if (loop.isClosed()) {
       return; // close() deregisters what is still exposed
     }
-    long key = region.key();
-    Exposure exposure = exposuresByKey.remove(key);
-    if (exposure == null) {
-      return; // not exposed here, or unexposed already
-    }
-    try {
-      revokeAtPeers(key, region);
-    } finally {
-      deregisterExposure(exposure);
-    }
+    exposures.unexpose(region);
   }
 
-  private void deregisterExposure(Exposure exposure) {
-    try {
-      VerbsNatives.deregMr(ctx, exposure.handle());
-    } catch (NativeIoException e) {
-      LOG.warn("verbs: deregistering an exposed region on {} failed: {}", device.name(),
-          e.getMessage());
-    }
-  }
-
-  private void revokeAtPeers(long key, RemoteRegion region) {
-    if (loop.isClosed()) {
-      return;
-    }
-    AtomicInteger pending = new AtomicInteger(1);
-    CountDownLatch acked = new CountDownLatch(1);
-    revocations.put(key, new Revocation(pending, acked));
-    boolean submitted = loop.submit(() -> {
-      loop.forEachConnection(c -> {
-        if (c.revoke(key)) {
-          pending.incrementAndGet();
-        }
-      });
-      if (pending.decrementAndGet() == 0) {
-        acked.countDown();
-      }
-    });
-    try {
-      if (submitted && !loop.inLoop()) {
-        if (!acked.await(conf.ioTimeoutMs(), TimeUnit.MILLISECONDS)) {
-          LOG.warn("verbs: not every peer confirmed unexposing {} within {} ms", region,
-              conf.ioTimeoutMs());
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      revocations.remove(key);
-    }
-  }
-
-  private record Revocation(AtomicInteger pending, CountDownLatch acked) {
-  }
-
-  void revokeAcknowledged(long key) {
-    Revocation r = revocations.get(key);
-    if (r != null && r.pending().decrementAndGet() == 0) {
-      r.acked().countDown();
-    }
+  /** Regions exposed to peers, and their revocations. */
+  VerbsExposures exposures() {
+    return exposures;
   }
 
   /** The registration of a buffer of this transport's pool. */
@@ -581,10 +507,7 @@ public final class VerbsTransport implements Transport {
       }
       throw e;
     }
-    for (Exposure e : exposuresByKey.values()) {
-      deregisterExposure(e); // exposed and never unexposed: the registration goes with us
-    }
-    exposuresByKey.clear();
+    exposures.closeAll(); // exposed and never unexposed: the registrations go with us
     try {
       pool.close();
     } catch (RuntimeException e) {

@@ -245,6 +245,38 @@ class TransferStreamTest {
   }
 
   /**
+   * A client that may use TCP, refused as BUSY (the accept queue full), reaches the DataNode
+   * over TCP instead, counts the fallback with its reason, and sends the next streams to that
+   * DataNode over TCP for a while.
+   */
+  @Test
+  void aClientThatMayUseTcpGoesOverTcpWhenRefusedAsBusy() throws Exception {
+    Configuration lenient = new Configuration(false);
+    lenient.set("hadoop.hpc.transport", "tcp");
+    lenient.setBoolean(TransferConf.STRICT_KEY, false);
+    TransferMetrics metrics = TransferMetrics.of("stream-test-lenient");
+    TransferClient c = new TransferClient(TransferConf.from(lenient), clientTransport, null,
+        metrics, TransferMetrics.Role.CLIENT);
+    java.util.List<Socket> open = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < 4; i++) { // the queue of 4 (setUp), none accepted
+        open.add(connect());
+      }
+      try (Socket s = new RdmaSocketFactory(c).createSocket()) {
+        NetUtils.connect(s, at, 5000);
+        assertTrue(s.isConnected());
+        assertFalse(((TransferSocket) s).overTransport(), "over TCP");
+      }
+      assertEquals(1, metrics.fallbacks(TransferMetrics.Fallback.BUSY), metrics.toString());
+      assertEquals(TransferMetrics.Fallback.NEGATIVE_CACHED, c.precheck(at, false));
+    } finally {
+      for (Socket s : open) {
+        s.close();
+      }
+    }
+  }
+
+  /**
    * Idle streams hold no registered memory on either side (a DataNode may keep thousands of
    * cached client peers): 300 streams, each after one exchange, leave both transports' pools
    * with nothing in use (parked PULLs are ids, not buffers).

@@ -52,7 +52,15 @@ import org.hadoophpc.hdfs.transfer.TransferMetrics;
  * {@code --turns}: its rounds alternate with another process's through FILE, {@link BenchTurns})
  */
 public final class HdfsBench {
-  private static final int OFFSET = -30000;
+  /**
+   * The tcp transport's endpoint is the transfer port plus this. Both ports are chosen below
+   * Linux's ephemeral range (32768 and up by default): a port picked from that range could be
+   * taken by another process's outgoing connection (the partner JVM starting its cluster)
+   * before the DataNode binds it.
+   */
+  private static final int OFFSET = 10000;
+  private static final int FIRST_PORT = 10000;
+  private static final int PORTS = 10000;
   /** Each round reads its file sequentially until this many bytes were read. */
   private static final long READ_BYTES = 256L << 20;
   /** Each round writes files of its size until this many bytes were written. */
@@ -181,7 +189,7 @@ public final class HdfsBench {
 
   /**
    * The hpc DataNodes' addresses: transfer ports chosen here (the tcp transport listens at the
-   * port plus {@link #OFFSET}), after the stock cluster took its ephemeral ports.
+   * port plus {@link #OFFSET}), outside the ephemeral range.
    */
   private static Configuration[] overlays(int datanodes) throws IOException {
     Configuration[] overlays = new Configuration[datanodes];
@@ -520,22 +528,23 @@ public final class HdfsBench {
         : Long.toString(size);
   }
 
-  /** A free TCP port p whose endpoint p + OFFSET is free too. */
+  /**
+   * A free TCP port p whose endpoint p + OFFSET is free too, both below the ephemeral range
+   * (random tries, so two benchmarks on one machine rarely meet).
+   */
   private static int xferPort() throws IOException {
     InetAddress lo = InetAddress.getLoopbackAddress();
+    java.util.Random r = new java.util.Random();
     for (int i = 0; i < 100; i++) {
-      try (ServerSocket a = new ServerSocket(0, 1, lo)) {
-        int port = a.getLocalPort();
-        if (port + OFFSET < 1024) {
-          continue;
-        }
-        try (ServerSocket b = new ServerSocket(port + OFFSET, 1, lo)) {
-          return port;
-        } catch (IOException taken) {
-          // next
-        }
+      int port = FIRST_PORT + r.nextInt(PORTS);
+      try (ServerSocket a = new ServerSocket(port, 1, lo);
+          ServerSocket b = new ServerSocket(port + OFFSET, 1, lo)) {
+        return port;
+      } catch (IOException taken) {
+        // next
       }
     }
-    throw new IOException("no free port pair");
+    throw new IOException("no free port pair in " + FIRST_PORT + "-" + (FIRST_PORT + PORTS
+        + OFFSET));
   }
 }

@@ -48,6 +48,7 @@ public final class TransportConf {
   private final int maxMessageSize;
   private final int maxInflight;
   private final int ioThreads;
+  private final String tcpLocalDir;
 
   private TransportConf(Configuration conf) {
     String t = conf.getTrimmed(TRANSPORT_KEY);
@@ -94,6 +95,12 @@ public final class TransportConf {
     maxInflight = (int) positive(MAX_INFLIGHT_KEY, conf.getInt(MAX_INFLIGHT_KEY,
         MAX_INFLIGHT_DEFAULT));
     ioThreads = (int) positive(IO_THREADS_KEY, conf.getInt(IO_THREADS_KEY, IO_THREADS_DEFAULT));
+    String local = conf.getTrimmed(TCP_LOCAL_DIR_KEY); // set values are expanded, defaults not
+    if (local == null) {
+      String tmp = conf.get("hadoop.tmp.dir");
+      local = tmp == null ? "" : tmp + "/hpc-sockets"; // TCP_LOCAL_DIR_DEFAULT
+    }
+    tcpLocalDir = local;
   }
 
   /** Reads and validates; a bad value throws {@link IllegalArgumentException} naming the key. */
@@ -167,6 +174,11 @@ public final class TransportConf {
 
   public int maxInflight() {
     return maxInflight;
+  }
+
+  /** tcp: where listeners bind their local sockets; empty (or unresolved) when off. */
+  public String tcpLocalDir() {
+    return tcpLocalDir;
   }
 
   public int ioThreads() {

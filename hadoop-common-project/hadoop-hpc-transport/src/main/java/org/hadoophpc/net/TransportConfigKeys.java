@@ -76,4 +76,13 @@ public final class TransportConfigKeys {
   /** Event threads per transport. */
   public static final String IO_THREADS_KEY = "hadoop.hpc.transport.io.threads";
   public static final int IO_THREADS_DEFAULT = 1;
+
+  /**
+   * tcp: a directory where listeners also bind a Unix domain socket, so that peers on the same
+   * host (and network namespace) of the same user reach them without the TCP stack; it must
+   * belong to that user and be writable by it alone (made with mode 700 when missing). Empty
+   * turns this off.
+   */
+  public static final String TCP_LOCAL_DIR_KEY = "hadoop.hpc.transport.tcp.local.dir";
+  public static final String TCP_LOCAL_DIR_DEFAULT = "${hadoop.tmp.dir}/hpc-sockets";
 }

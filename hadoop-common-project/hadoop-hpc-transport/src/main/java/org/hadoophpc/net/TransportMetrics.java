@@ -27,10 +27,16 @@ public final class TransportMetrics {
   private final LongAdder timeouts = new LongAdder();
   private final LongAdder remoteErrors = new LongAdder();
   private final LongAdder closedUnderOps = new LongAdder();
+  private final LongAdder local = new LongAdder();
 
   /** A connection came to life (connected or accepted). */
   public void opened() {
     opened.increment();
+  }
+
+  /** tcp: a connection (connected or accepted) goes by a same-host Unix domain socket. */
+  public void localConnection() {
+    local.increment();
   }
 
   /** A connection that {@link #opened} is gone. */
@@ -111,6 +117,11 @@ public final class TransportMetrics {
   /** Open now: opened minus closed. */
   public long connectionsOpen() {
     return opened.sum() - closed.sum();
+  }
+
+  /** tcp: connections (connected or accepted) by a same-host Unix domain socket. */
+  public long localConnections() {
+    return local.sum();
   }
 
   public long connectFailures() {

@@ -67,6 +67,8 @@ public final class TransportMetricsSource implements MetricsSource {
             metrics.connectionsOpened())
         .addCounter(info("ConnectionsClosed", "connections closed"), metrics.connectionsClosed())
         .addGauge(info("ConnectionsOpen", "connections open now"), metrics.connectionsOpen())
+        .addCounter(info("LocalConnections", "tcp: connections connected or accepted by a"
+            + " same-host Unix domain socket"), metrics.localConnections())
         .addCounter(info("ConnectFailures", "connects refused, unreachable or timed out"),
             metrics.connectFailures())
         .addCounter(info("BytesSent", "bytes sent as messages (tcp: frames; verbs: SENDs),"

@@ -36,4 +36,19 @@ class TransportConfTest {
         () -> TransportConf.from(conf(MAX_MESSAGE_SIZE_KEY, "12k")));
     assertTrue(e.getMessage().contains("power of two"), e.getMessage());
   }
+
+  @Test
+  void localSocketsLiveUnderHadoopTmpDirUnlessSetOrOff() {
+    Configuration c = new Configuration(false);
+    c.set("hadoop.tmp.dir", "/tmp/hadoop-${user.name}");
+    assertEquals("/tmp/hadoop-" + System.getProperty("user.name") + "/hpc-sockets",
+        TransportConf.from(c).tcpLocalDir(), "the default, expanded");
+    c.set(TransportConfigKeys.TCP_LOCAL_DIR_KEY, "");
+    assertEquals("", TransportConf.from(c).tcpLocalDir(), "empty: off");
+    c.set(TransportConfigKeys.TCP_LOCAL_DIR_KEY, "${hadoop.tmp.dir}/s");
+    assertEquals("/tmp/hadoop-" + System.getProperty("user.name") + "/s",
+        TransportConf.from(c).tcpLocalDir());
+    assertEquals("", TransportConf.from(new Configuration(false)).tcpLocalDir(),
+        "no hadoop.tmp.dir: off");
+  }
 }

@@ -8,6 +8,8 @@ import java.net.InetSocketAddress;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import org.hadoophpc.net.Listener;
 import org.hadoophpc.net.RequestHandler;
@@ -25,13 +27,18 @@ final class TcpListener implements Listener {
   private final ServerSocketChannel server;
   private final RequestHandler handler;
   private final InetSocketAddress address;
+  /** The same listener's Unix domain socket for same-host peers ({@link LocalSockets}), or null. */
+  private final ServerSocketChannel local;
+  private final Path localPath;
 
-  TcpListener(TcpTransport transport, ServerSocketChannel server, RequestHandler handler)
-      throws IOException {
+  TcpListener(TcpTransport transport, ServerSocketChannel server, RequestHandler handler,
+      ServerSocketChannel local, Path localPath) throws IOException {
     this.transport = transport;
     this.server = server;
     this.handler = handler;
     this.address = (InetSocketAddress) server.getLocalAddress();
+    this.local = local;
+    this.localPath = localPath;
   }
 
   /** Registers with {@code loop}; runs on that loop. */
@@ -42,6 +49,9 @@ final class TcpListener implements Listener {
     }
     try {
       server.register(loop.selector(), SelectionKey.OP_ACCEPT, this);
+      if (local != null) {
+        local.register(loop.selector(), SelectionKey.OP_ACCEPT, this);
+      }
     } catch (IOException e) {
       LOG.warn("cannot register listener {}; closing it", address, e);
       close();
@@ -50,19 +60,26 @@ final class TcpListener implements Listener {
 
   /** Accepts what is pending; runs on the accepting loop. */
   void acceptReady() {
+    accept(server);
+    if (local != null) {
+      accept(local);
+    }
+  }
+
+  private void accept(ServerSocketChannel from) {
     while (true) {
       SocketChannel ch;
       try {
-        ch = server.accept();
+        ch = from.accept();
       } catch (IOException e) {
         // E.g. out of file descriptors: the backlog keeps the peer waiting until next readiness.
-        LOG.warn("accept on {} failed", address, e);
+        LOG.warn("accept on {} failed", from == local ? localPath : address, e);
         return;
       }
       if (ch == null) {
         return;
       }
-      transport.adopt(ch, handler);
+      transport.adopt(ch, handler, from == local ? address : null);
     }
   }
 
@@ -78,10 +95,23 @@ final class TcpListener implements Listener {
     } catch (IOException e) {
       LOG.debug("closing listener {}", address, e);
     }
+    if (local != null) {
+      try {
+        local.close();
+        Files.deleteIfExists(localPath);
+      } catch (IOException e) {
+        LOG.debug("closing listener {}", localPath, e);
+      }
+    }
+  }
+
+  /** The local socket's path, or null. */
+  Path localPath() {
+    return localPath;
   }
 
   @Override
   public String toString() {
-    return "TcpListener[" + address + "]";
+    return "TcpListener[" + address + (local == null ? "" : ", " + localPath) + "]";
   }
 }

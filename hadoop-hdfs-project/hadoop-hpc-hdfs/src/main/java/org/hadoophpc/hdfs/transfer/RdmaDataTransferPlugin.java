@@ -117,7 +117,7 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
       stockTcp(true, e.getMessage());
       return;
     }
-    metrics.usingTransport(transport.name());
+    metrics.usingTransport(transport);
     publish();
     TransferClient mirrors = new TransferClient(tc, transport, null, metrics,
         TransferMetrics.Role.MIRROR);

@@ -85,7 +85,7 @@ final class TransferClient {
       }
     }
     if (t != null) {
-      TransferMetrics.client().usingTransport(t.name());
+      TransferMetrics.client().usingTransport(t);
     } else {
       TransferMetrics.client().usingStockTcp(why);
     }

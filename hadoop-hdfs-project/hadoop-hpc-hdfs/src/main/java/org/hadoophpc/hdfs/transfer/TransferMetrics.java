@@ -36,6 +36,8 @@ public final class TransferMetrics {
   private final AtomicLong bytesOut = new AtomicLong();
   private final AtomicLong helloRetries = new AtomicLong();
   private volatile String transport = "none";
+  /** The transport's own counters, where known (for its tcp local-socket connections). */
+  private volatile org.hadoophpc.net.TransportMetrics transportMetrics;
   private volatile String stockTcpReason = "not started";
   /** The client side also counts into the job's File System Counters (TransferJobCounters). */
   private final boolean jobCounters;
@@ -75,6 +77,12 @@ public final class TransferMetrics {
   void usingTransport(String name) {
     stockTcpReason = "";
     transport = name;
+  }
+
+  /** Streams go over {@code t}; its same-host local-socket connections are shown too. */
+  void usingTransport(org.hadoophpc.net.Transport t) {
+    usingTransport(t.name());
+    transportMetrics = t.metrics();
   }
 
   /** Streams go over stock TCP only, because of {@code reason}. */
@@ -161,6 +169,9 @@ public final class TransferMetrics {
   public String toString() {
     return name + ": transport " + transport + ", connections over it " + overTransport
         + ", over tcp " + overTcp + ", bytes in " + bytesIn + ", out " + bytesOut
-        + ", fallbacks " + fallbacks + ", HELLO retries " + helloRetries;
+        + ", fallbacks " + fallbacks + ", HELLO retries " + helloRetries
+        + (transportMetrics == null ? "" : ", of the transport's connections by same-host"
+            + " local sockets " + transportMetrics.localConnections() + " of "
+            + transportMetrics.connectionsOpened());
   }
 }

@@ -95,7 +95,9 @@ final class TransferPeer implements Peer {
 
   @Override
   public boolean isLocal() {
-    return remote.getAddress() != null && remote.getAddress().equals(local.getAddress());
+    // a loopback peer is on this host too (a same-host local socket shows as one)
+    return remote.getAddress() != null && (remote.getAddress().isLoopbackAddress()
+        || remote.getAddress().equals(local.getAddress()));
   }
 
   @Override

@@ -1,0 +1,237 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
+ */
+package org.hadoophpc.net.tcp;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnixDomainSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.zip.CRC32;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One rule: which peers a tcp connection reaches through a Unix domain socket instead of TCP,
+ * and where that socket is. A peer on this host (its address is one of this network
+ * namespace's) whose listener also bound a socket in {@code hadoop.hpc.transport.tcp.local.dir}
+ * is reached there: the same frames, without the TCP stack (measured on loopback: ~0.2 s of
+ * CPU per GB against ~0.35 for TCP). Everything else goes over TCP.
+ *
+ * <p>Trust: the directory must belong to this process's user and be writable by no one else,
+ * and a socket is used only if that user owns it; so only processes of the same user meet
+ * there (a DataNode's clients of another user find no directory of theirs and use TCP). A
+ * socket's name holds what the TCP listener bound (its address, or "any", and its port), the
+ * host name and the network namespace: two listeners that TCP tells apart never share a name
+ * (not in different namespaces, not on hosts sharing the directory, not on two addresses of
+ * one host), and a client looks up the address it would connect to, then "any".
+ */
+final class LocalSockets {
+  private static final Logger LOG = LoggerFactory.getLogger(LocalSockets.class);
+  /** sun_path holds 108 bytes with its terminating NUL. */
+  private static final int MAX_PATH_BYTES = 107;
+  private static final int MAX_CACHED_ADDRESSES = 4096;
+  private static final Set<PosixFilePermission> OWNER_ONLY =
+      PosixFilePermissions.fromString("rwx------");
+
+  private final Path dir;
+  private final String scope;
+  private final ConcurrentHashMap<InetAddress, Boolean> local = new ConcurrentHashMap<>();
+  /** Set once the directory failed its check: the reason, said once. */
+  private volatile String unusable;
+
+  private LocalSockets(Path dir, String scope) {
+    this.dir = dir;
+    this.scope = scope;
+  }
+
+  /** From the configured directory; empty or unresolved ({@code ${...}}) turns them off. */
+  static LocalSockets of(String dir) {
+    if (dir == null || dir.isEmpty() || dir.contains("${")) {
+      return new LocalSockets(null, "");
+    }
+    return new LocalSockets(Path.of(dir).toAbsolutePath(), scope());
+  }
+
+  boolean enabled() {
+    return dir != null && unusable == null;
+  }
+
+  /** Host name and network namespace, hashed to keep paths short. */
+  private static String scope() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      host = "";
+    }
+    String ns;
+    try {
+      ns = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
+    } catch (IOException | UnsupportedOperationException | SecurityException e) {
+      ns = "";
+    }
+    CRC32 crc = new CRC32();
+    crc.update((host + "/" + ns).getBytes(StandardCharsets.UTF_8));
+    return Long.toHexString(crc.getValue());
+  }
+
+  /**
+   * The socket of this host's listener bound to {@code bound} (a name, not a check); a wildcard
+   * address gives the name of a listener on every address of the host.
+   */
+  Path pathFor(InetSocketAddress bound) {
+    InetAddress a = bound.getAddress();
+    String at = a == null || a.isAnyLocalAddress() ? "any" : a.getHostAddress();
+    return dir.resolve("tcp-" + at + "-" + bound.getPort() + "-" + scope);
+  }
+
+  /**
+   * The path a listener bound to {@code bound} binds, its directory made and checked, any stale
+   * socket of an earlier process removed (safe: this process holds the TCP address and port the
+   * name is made of); null when local sockets are off or cannot be used here (said once at
+   * WARN).
+   */
+  Path bindPath(InetSocketAddress bound) {
+    if (!enabled()) {
+      return null;
+    }
+    Path p = pathFor(bound);
+    try {
+      if (p.toString().getBytes(StandardCharsets.UTF_8).length > MAX_PATH_BYTES) {
+        if (unusable == null) { // a deep default (under hadoop.tmp.dir) is no fault: no WARN
+          unusable = "path too long";
+          LOG.info("not listening on local sockets: the path {} is longer than a Unix"
+              + " socket's {} bytes; same-host peers use TCP (a shorter {} turns them on)", p,
+              MAX_PATH_BYTES, org.hadoophpc.net.TransportConfigKeys.TCP_LOCAL_DIR_KEY);
+        }
+        return null;
+      }
+      if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+        Files.createDirectories(dir.getParent());
+        try {
+          Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+        } catch (java.nio.file.FileAlreadyExistsException raced) {
+          // another process of this user made it: checked below like any
+        }
+      }
+      String why = untrusted(dir);
+      if (why != null) {
+        throw new IOException(why);
+      }
+      Files.deleteIfExists(p);
+      return p;
+    } catch (IOException | UnsupportedOperationException e) {
+      markUnusable(e.getMessage());
+      return null;
+    }
+  }
+
+  /**
+   * Where the listener at {@code address} can be reached on this host, or null: local sockets
+   * off, the address not this host's, or no trusted socket there (the listener has none, or it
+   * belongs to another process).
+   */
+  UnixDomainSocketAddress find(InetSocketAddress address) {
+    if (!enabled() || address.isUnresolved() || !isLocal(address.getAddress())) {
+      return null;
+    }
+    UnixDomainSocketAddress at = trusted(pathFor(address));
+    return at != null || address.getAddress().isAnyLocalAddress() ? at
+        : trusted(pathFor(new InetSocketAddress(address.getPort())));
+  }
+
+  /** {@code p} when a socket of this user is there in a trusted directory, else null. */
+  private UnixDomainSocketAddress trusted(Path p) {
+    try {
+      PosixFileAttributes a = Files.getFileAttributeView(p, PosixFileAttributeView.class,
+          LinkOption.NOFOLLOW_LINKS).readAttributes();
+      if (!a.isOther() || !a.owner().equals(self())) {
+        return null;
+      }
+      if (untrusted(dir) != null) {
+        return null;
+      }
+      return UnixDomainSocketAddress.of(p);
+    } catch (IOException | UnsupportedOperationException e) {
+      return null; // no socket there: the listener is elsewhere, older, or has none
+    }
+  }
+
+  /** Why {@code d} is no place to meet, or null. */
+  private static String untrusted(Path d) throws IOException {
+    PosixFileAttributes a = Files.getFileAttributeView(d, PosixFileAttributeView.class,
+        LinkOption.NOFOLLOW_LINKS).readAttributes();
+    if (!a.isDirectory()) {
+      return d + " is not a directory";
+    }
+    if (!a.owner().equals(self())) {
+      return d + " belongs to " + a.owner().getName() + ", not to this process's user "
+          + System.getProperty("user.name");
+    }
+    Set<PosixFilePermission> p = a.permissions();
+    if (p.contains(PosixFilePermission.GROUP_WRITE)
+        || p.contains(PosixFilePermission.OTHERS_WRITE)) {
+      return d + " is writable by others (" + PosixFilePermissions.toString(p) + ")";
+    }
+    return null;
+  }
+
+  private static UserPrincipal self;
+
+  private static synchronized UserPrincipal self() throws IOException {
+    if (self == null) {
+      self = Path.of("/").getFileSystem().getUserPrincipalLookupService()
+          .lookupPrincipalByName(System.getProperty("user.name"));
+    }
+    return self;
+  }
+
+  private boolean isLocal(InetAddress a) {
+    if (a.isLoopbackAddress() || a.isAnyLocalAddress()) {
+      return true;
+    }
+    Boolean known = local.get(a);
+    if (known != null) {
+      return known;
+    }
+    boolean is;
+    try {
+      is = NetworkInterface.getByInetAddress(a) != null;
+    } catch (SocketException e) {
+      is = false;
+    }
+    if (local.size() < MAX_CACHED_ADDRESSES) {
+      local.put(a, is);
+    }
+    return is;
+  }
+
+  private void markUnusable(String why) {
+    if (unusable == null) {
+      unusable = why;
+      LOG.warn("not listening on local sockets ({}): {}; same-host peers use TCP. Set {} to a"
+          + " directory of this user's, writable by it alone, or empty to turn this off",
+          dir, why, org.hadoophpc.net.TransportConfigKeys.TCP_LOCAL_DIR_KEY);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return dir == null ? "off" : dir.toString();
+  }
+}

@@ -79,10 +79,10 @@ public final class TransferMetrics {
     transport = name;
   }
 
-  /** Streams go over {@code t}; its same-host local-socket connections are shown too. */
+  /** Streams go over {@code t}; on tcp its same-host local-socket connections are shown too. */
   void usingTransport(org.hadoophpc.net.Transport t) {
     usingTransport(t.name());
-    transportMetrics = t.metrics();
+    transportMetrics = "tcp".equals(t.name()) ? t.metrics() : null;
   }
 
   /** Streams go over stock TCP only, because of {@code reason}. */

@@ -215,6 +215,10 @@ public final class ShuffleBench {
           + " hpc served %d bytes in %d reads, %d pre-fetch hits%n", s, h, l, median(cpu[0]),
           median(cpu[1]), median(cpu[2]), handler.metrics().bytesServed(),
           handler.metrics().readRequests(), handler.metrics().prefetchHits());
+      System.out.printf("hpc: %d of the reducers' %d connections went by a same-host Unix"
+          + " socket (hadoop.hpc.transport.tcp.local.dir; on a cluster only fetches within a node"
+          + " do; --conf hadoop.hpc.transport.tcp.local.dir= for TCP)%n", hpcLocal.sum(),
+          hpcConnections.sum());
       System.out.printf(Locale.ROOT, "RESULT shuffle-fetch stock=%.1f hpc=%.1f speedup=%.2f%n",
           s, h, h / s);
       System.out.printf(Locale.ROOT,
@@ -323,6 +327,12 @@ public final class ShuffleBench {
   }
 
   /** Ours: every reducer with its own transport (each reducer is its own JVM in a job). */
+  /** The reducers' connections to the hpc service, and those by a same-host local socket. */
+  private final java.util.concurrent.atomic.LongAdder hpcConnections =
+      new java.util.concurrent.atomic.LongAdder();
+  private final java.util.concurrent.atomic.LongAdder hpcLocal =
+      new java.util.concurrent.atomic.LongAdder();
+
   private long fetchHpc(Configuration conf, int port) throws Exception {
     SecretKey key = JobTokenSecretManager.createSecretKey(password);
     return inParallel(() -> {
@@ -344,6 +354,8 @@ public final class ShuffleBench {
             }
           }
         }
+        hpcConnections.add(t.metrics().connectionsOpened());
+        hpcLocal.add(t.metrics().localConnections());
       }
       return bytes;
     }, reducers);

@@ -443,6 +443,28 @@ public final class HdfsBench {
         mbps(size, bh), bs / bh);
     ratioLine("hdfs-seq-write-cpu-best", s, "%.2fs/GB", min(stock, Round::writeCpuPerGb),
         min(hpc, Round::writeCpuPerGb), "the counted round of each with the least");
+    // round i of each side took turns with the other's round i (the same pair of processes,
+    // file by file; or one process, round by round), so the machine's slow stretches fall on
+    // both rounds of a pair: the median of the pairs' ratios
+    int n = Math.min(stock.length, hpc.length);
+    double[] speed = new double[n];
+    double[] cpu = new double[n];
+    for (int i = 0; i < n; i++) {
+      speed[i] = stock[i].writeMs() / hpc[i].writeMs();
+      cpu[i] = hpc[i].writeCpuPerGb() / stock[i].writeCpuPerGb();
+    }
+    System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-throughput-paired size=%s"
+        + " speedup=%.2f (median over %d pairs of rounds that took turns, of hpc against stock)%n",
+        s, median(speed), n);
+    System.out.printf(Locale.ROOT, "RESULT hdfs-seq-write-cpu-paired size=%s ratio=%.2f"
+        + " (the same pairs, CPU per byte)%n", s, median(cpu));
+  }
+
+  private static double median(double[] values) {
+    double[] c = values.clone();
+    Arrays.sort(c);
+    return c.length == 0 ? Double.NaN : c.length % 2 == 1 ? c[c.length / 2]
+        : (c[c.length / 2 - 1] + c[c.length / 2]) / 2;
   }
 
   private static double min(Round[] rounds, java.util.function.ToDoubleFunction<Round> f) {

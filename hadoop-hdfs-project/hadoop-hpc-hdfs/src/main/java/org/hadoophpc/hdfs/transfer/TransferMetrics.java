@@ -155,6 +155,15 @@ public final class TransferMetrics {
     return n;
   }
 
+  /**
+   * tcp: connections of the transport streams use that went by a same-host Unix socket, of
+   * every kind (made and accepted); -1 where the transport is not tcp or not known.
+   */
+  public long localConnections() {
+    org.hadoophpc.net.TransportMetrics m = transportMetrics;
+    return m == null ? -1 : m.localConnections();
+  }
+
   /** Stream bytes read from the transport (not counting protocol headers). */
   public long bytesIn() {
     return bytesIn.get();

@@ -206,6 +206,13 @@ class TransferSmokeIT {
           + "transport for " + total + " bytes written with replication 3\n" + all);
       assertTrue(out >= total, "DataNodes sent " + out + " for " + total + " read\n" + all);
       assertTrue(mirrors >= 2 * 7, "mirror streams: " + mirrors + "\n" + all);
+      // one host: the client and every DataNode reach each other by the tcp transport's
+      // same-host Unix sockets (hadoop.hpc.transport.tcp.local.dir, under hadoop.tmp.dir)
+      assertTrue(client.localConnections() > 0, "client streams by local sockets\n" + all);
+      for (DataNode dn : cluster.getDataNodes()) {
+        assertTrue(TransferCluster.metrics(dn).localConnections() > 0,
+            "streams a DataNode accepted or mirrored by local sockets\n" + all);
+      }
       beansSayTheSame(cluster, 3 * total);
     }
   }

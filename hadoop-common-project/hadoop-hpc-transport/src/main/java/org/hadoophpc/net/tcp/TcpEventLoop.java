@@ -111,12 +111,15 @@ final class TcpEventLoop implements Runnable {
 
   /**
    * Runs {@code task} on the loop at its next turn without waking it (within the sweep period
-   * at the latest, sooner when anything else wakes it): for bookkeeping nobody waits for. False
-   * when the loop is gone or its queue is full.
+   * at the latest, sooner when anything else wakes it, or once the queue is half full): for
+   * bookkeeping nobody waits for. False when the loop is gone or its queue is full.
    */
   boolean executeLazily(Runnable task) {
     if (shutdown || !tasks.offer(task)) {
       return false;
+    }
+    if (tasks.size() >= MAX_TASKS / 2) {
+      wakeup(); // a burst of lazy tasks (connects on callers' threads) must not fill the queue
     }
     if (terminated) {
       runTasks();

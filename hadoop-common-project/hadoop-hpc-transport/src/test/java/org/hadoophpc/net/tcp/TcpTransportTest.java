@@ -514,6 +514,21 @@ class TcpTransportTest extends TransportConformanceTest {
     }
   }
 
+  /**
+   * Connects made on callers' threads leave their bookkeeping to the loop without waking it; a
+   * burst of them (more than the loop's task queue holds) within one sweep period must still
+   * connect: before, the 1025th failed with "event loop is overloaded".
+   */
+  @Test
+  void aBurstOfConnectsOnCallersThreadsAllConnect() throws Exception {
+    start(baseConf(), new Holding());
+    for (int i = 0; i < 3000; i++) {
+      Connection c = client.connect(listener.address(), 10_000);
+      c.close();
+    }
+    assertEquals(0, client.metrics().connectFailures());
+  }
+
   /** An interrupt ends a caller's wait and stays set for the caller to see. */
   @Test
   void anInterruptEndsACallersWaitAndIsKept() throws Exception {

@@ -72,13 +72,13 @@ final class LocalSockets {
     return dir != null && unusable == null;
   }
 
-  /** Host name and network namespace, hashed to keep paths short. */
+  /** Host name (the kernel's: no name service asked) and network namespace, hashed. */
   private static String scope() {
     String host;
     try {
-      host = InetAddress.getLocalHost().getHostName();
-    } catch (IOException e) {
-      host = "";
+      host = Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
+    } catch (IOException | RuntimeException e) {
+      host = String.valueOf(System.getenv("HOSTNAME"));
     }
     String ns;
     try {

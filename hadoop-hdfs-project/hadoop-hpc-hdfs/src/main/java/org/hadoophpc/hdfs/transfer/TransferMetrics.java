@@ -36,8 +36,12 @@ public final class TransferMetrics {
   private final AtomicLong bytesOut = new AtomicLong();
   private final AtomicLong helloRetries = new AtomicLong();
   private volatile String transport = "none";
-  /** The transport's own counters, where known (for its tcp local-socket connections). */
-  private volatile org.hadoophpc.net.TransportMetrics transportMetrics;
+  /**
+   * The tcp transports' own counters (for their local-socket connections): a process's client
+   * streams may use several (one per distinct transport configuration).
+   */
+  private final java.util.List<org.hadoophpc.net.TransportMetrics> tcpTransports =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private volatile String stockTcpReason = "not started";
   /** The client side also counts into the job's File System Counters (TransferJobCounters). */
   private final boolean jobCounters;
@@ -82,7 +86,9 @@ public final class TransferMetrics {
   /** Streams go over {@code t}; on tcp its same-host local-socket connections are shown too. */
   void usingTransport(org.hadoophpc.net.Transport t) {
     usingTransport(t.name());
-    transportMetrics = "tcp".equals(t.name()) ? t.metrics() : null;
+    if ("tcp".equals(t.name()) && !tcpTransports.contains(t.metrics())) {
+      tcpTransports.add(t.metrics());
+    }
   }
 
   /** Streams go over stock TCP only, because of {@code reason}. */
@@ -160,8 +166,10 @@ public final class TransferMetrics {
    * every kind (made and accepted); -1 where the transport is not tcp or not known.
    */
   public long localConnections() {
-    org.hadoophpc.net.TransportMetrics m = transportMetrics;
-    return m == null ? -1 : m.localConnections();
+    if (tcpTransports.isEmpty()) {
+      return -1;
+    }
+    return tcpTransports.stream().mapToLong(m -> m.localConnections()).sum();
   }
 
   /** Stream bytes read from the transport (not counting protocol headers). */
@@ -179,8 +187,8 @@ public final class TransferMetrics {
     return name + ": transport " + transport + ", connections over it " + overTransport
         + ", over tcp " + overTcp + ", bytes in " + bytesIn + ", out " + bytesOut
         + ", fallbacks " + fallbacks + ", HELLO retries " + helloRetries
-        + (transportMetrics == null ? "" : ", of the transport's connections by same-host"
-            + " local sockets " + transportMetrics.localConnections() + " of "
-            + transportMetrics.connectionsOpened());
+        + (tcpTransports.isEmpty() ? "" : ", of the transport's connections by same-host"
+            + " local sockets " + localConnections() + " of " + tcpTransports.stream()
+                .mapToLong(m -> m.connectionsOpened()).sum());
   }
 }

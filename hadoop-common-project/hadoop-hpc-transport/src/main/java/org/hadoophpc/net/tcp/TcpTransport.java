@@ -320,24 +320,22 @@ public final class TcpTransport implements Transport {
           + address + ": transport is closed"));
     }
     CompletableFuture<Connection> future = new CompletableFuture<>();
-    SocketChannel ch = connectLocally(address);
-    try {
-      if (ch != null) {
-        // connected already: the pending connect only hands it to its loop
-      } else {
-        ch = SocketChannel.open();
+    SocketChannel ch = connectLocally(address); // connected: the loop only takes it over
+    if (ch == null) {
       try {
-        ch.configureBlocking(false);
-        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        ch = SocketChannel.open();
+        try {
+          ch.configureBlocking(false);
+          ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        } catch (IOException e) {
+          ch.close();
+          throw e;
+        }
       } catch (IOException e) {
-        ch.close();
-        throw e;
+        future.completeExceptionally(new TransportException("cannot connect to " + address
+            + ": " + e.getMessage(), e));
+        return future;
       }
-      }
-    } catch (IOException e) {
-      future.completeExceptionally(new TransportException("cannot connect to " + address + ": "
-          + e.getMessage(), e));
-      return future;
     }
     TcpEventLoop loop = nextLoop();
     PendingConnect p = new PendingConnect(loop, ch, address, future,

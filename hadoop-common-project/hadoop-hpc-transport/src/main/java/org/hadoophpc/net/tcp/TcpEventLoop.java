@@ -50,7 +50,7 @@ final class TcpEventLoop implements Runnable {
 
   // Loop-thread state.
   private final ArrayList<TcpConnection> connections = new ArrayList<>();
-  private final ArrayList<TcpTransport.PendingConnect> connects = new ArrayList<>();
+  private final ArrayList<TcpConnector.PendingConnect> connects = new ArrayList<>();
   private final ArrayDeque<TcpConnection> starved = new ArrayDeque<>();
   private long nextSweep;
 
@@ -160,11 +160,11 @@ final class TcpEventLoop implements Runnable {
     return connections.size();
   }
 
-  void connecting(TcpTransport.PendingConnect p) {
+  void connecting(TcpConnector.PendingConnect p) {
     connects.add(p);
   }
 
-  void connected(TcpTransport.PendingConnect p) {
+  void connected(TcpConnector.PendingConnect p) {
     connects.remove(p);
   }
 
@@ -219,7 +219,7 @@ final class TcpEventLoop implements Runnable {
       }
     } else if (a instanceof TcpListener l) {
       l.acceptReady();
-    } else if (a instanceof TcpTransport.PendingConnect p) {
+    } else if (a instanceof TcpConnector.PendingConnect p) {
       p.finish();
     }
   }

@@ -4,7 +4,12 @@
 package org.hadoophpc.net.tcp;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -13,6 +18,7 @@ import java.nio.file.Path;
 
 import org.hadoophpc.net.Listener;
 import org.hadoophpc.net.RequestHandler;
+import org.hadoophpc.net.TransportException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +45,54 @@ final class TcpListener implements Listener {
     this.address = (InetSocketAddress) server.getLocalAddress();
     this.local = local;
     this.localPath = localPath;
+  }
+
+  /**
+   * Binds {@code address} (and, where {@code localSockets} gives a path, the same listener's
+   * local socket); registered with a loop by {@link #register}.
+   */
+  static TcpListener open(TcpTransport transport, InetSocketAddress address,
+      RequestHandler handler, LocalSockets localSockets) throws IOException {
+    ServerSocketChannel server = ServerSocketChannel.open();
+    ServerSocketChannel local = null;
+    try {
+      server.configureBlocking(false);
+      server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+      server.bind(address, 1024);
+      Path localPath = localSockets.bindPath((InetSocketAddress) server.getLocalAddress());
+      if (localPath != null) {
+        local = listenLocally(localPath);
+      }
+      return new TcpListener(transport, server, handler, local, local == null ? null : localPath);
+    } catch (IOException e) {
+      server.close();
+      if (local != null) {
+        local.close();
+      }
+      throw new TransportException("cannot listen on " + address + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The local socket at {@code path}, or null (said at WARN: same-host peers then use TCP). */
+  private static ServerSocketChannel listenLocally(Path path) {
+    ServerSocketChannel local = null;
+    try {
+      local = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+      local.configureBlocking(false);
+      local.bind(UnixDomainSocketAddress.of(path), 1024);
+      return local;
+    } catch (IOException | UnsupportedOperationException e) {
+      LOG.warn("cannot listen on the local socket {} ({}); same-host peers use TCP", path,
+          e.toString());
+      if (local != null) {
+        try {
+          local.close();
+        } catch (IOException ignored) {
+          // nothing bound
+        }
+      }
+      return null;
+    }
   }
 
   /** Registers with {@code loop}; runs on that loop. */
@@ -79,8 +133,63 @@ final class TcpListener implements Listener {
       if (ch == null) {
         return;
       }
-      transport.adopt(ch, handler, from == local ? address : null);
+      adopt(ch, from == local);
     }
+  }
+
+  /**
+   * Hands an accepted channel to the transport's next loop; runs on the accepting loop. A peer
+   * that came by the local socket has no address of its own: it is given the one it reached
+   * (this host's, loopback for a wildcard listener) with port 0, as TCP from this host would
+   * show it.
+   */
+  private void adopt(SocketChannel ch, boolean byLocalSocket) {
+    InetSocketAddress remote;
+    try {
+      ch.configureBlocking(false);
+      if (byLocalSocket) {
+        transport.metrics().localConnection();
+        ch.setOption(StandardSocketOptions.SO_SNDBUF, LocalSockets.SEND_BUFFER);
+        remote = new InetSocketAddress(address.getAddress().isAnyLocalAddress()
+            ? InetAddress.getLoopbackAddress() : address.getAddress(), 0);
+      } else {
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        remote = (InetSocketAddress) ch.getRemoteAddress();
+      }
+    } catch (IOException e) {
+      LOG.warn("cannot set up an accepted connection; dropping it", e);
+      TcpConnector.closeQuietly(ch);
+      return;
+    }
+    TcpEventLoop loop = transport.nextLoop();
+    TcpConnection c = new TcpConnection(transport, loop, ch, handler, remote);
+    if (loop.inLoop()) {
+      register(loop, ch, c);
+    } else if (!loop.execute(() -> register(loop, ch, c))) {
+      LOG.warn("dropping connection from {}: event loop {} is closing or overloaded", remote,
+          loop.thread().getName());
+      TcpConnector.closeQuietly(ch);
+    }
+  }
+
+  private static void register(TcpEventLoop loop, SocketChannel ch, TcpConnection c) {
+    if (loop.isShutdown()) {
+      TcpConnector.closeQuietly(ch);
+      return;
+    }
+    if (loop.connectionCount() >= TcpEventLoop.MAX_CONNECTIONS) {
+      LOG.warn("dropping connection from {}: {} already serves {} connections", c.peer(),
+          loop.thread().getName(), TcpEventLoop.MAX_CONNECTIONS);
+      TcpConnector.closeQuietly(ch);
+      return;
+    }
+    try {
+      c.attach(ch.register(loop.selector(), SelectionKey.OP_READ, c));
+    } catch (ClosedChannelException e) {
+      return;
+    }
+    loop.adopt(c);
+    LOG.debug("accepted connection from {}", c.peer());
   }
 
   @Override

@@ -3,13 +3,10 @@
  */
 package org.hadoophpc.net.bench;
 
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -63,10 +60,8 @@ import org.hadoophpc.net.verbs.VerbsTransport;
  * counts (the least disturbed by other load on the machine).
  */
 public final class TransportBench {
-  private static final int RESPONSE_BYTES = 8;
-  private static final int MAX_SAMPLES = 1 << 20;
-  /** A length prefix of -1 ends a raw server. */
-  private static final byte[] END = {-1, -1, -1, -1};
+  static final int RESPONSE_BYTES = 8;
+  static final int MAX_SAMPLES = 1 << 20;
 
   private final String transportKind;
   private final InetAddress bind;
@@ -161,6 +156,8 @@ public final class TransportBench {
          Connection toEcho = client.connect(echo.address()).get(30, TimeUnit.SECONDS);
          Connection toSink = client.connect(sink.address()).get(30, TimeUnit.SECONDS)) {
       Thread[] loops = eventThreads(server, client);
+      RawSocketBaseline raw = new RawSocketBaseline(bind, warmupNanos, measureNanos, window,
+          Arrays.stream(sizes).max().orElse(0), samples);
       for (int size : sizes) {
         // Raw and hpc alternate, best of the rounds: other load on the machine hits both.
         double[] rawLat = {Double.MAX_VALUE, 0};
@@ -170,11 +167,11 @@ public final class TransportBench {
         long[] alloc = new long[2];
         long messages = 0;
         for (int round = 0; round < rounds; round++) {
-          rawLat = better(rawLat, rawLatency(size));
+          rawLat = better(rawLat, raw.latency(size));
           double[] l = hpcLatency(toEcho, client.bufferPool(), size, loops, alloc);
           messages += (long) l[2];
           hpcLat = better(hpcLat, l);
-          rawBw = Math.max(rawBw, rawBandwidth(size));
+          rawBw = Math.max(rawBw, raw.bandwidth(size));
           double[] b = hpcBandwidth(toSink, client.bufferPool(), size, loops, alloc);
           messages += (long) b[1];
           hpcBw = Math.max(hpcBw, b[0]);
@@ -408,130 +405,14 @@ public final class TransportBench {
     }
   }
 
-  // ------------------------------------------------------------------ raw sockets
-
-  /** A blocking server thread: reads length-prefixed messages, answers echo or 8 bytes. */
-  private Thread rawServer(ServerSocket ss, boolean echo) {
-    Thread t = new Thread(() -> {
-      try (Socket s = ss.accept()) {
-        s.setTcpNoDelay(true);
-        DataInputStream in = new DataInputStream(s.getInputStream());
-        OutputStream out = s.getOutputStream();
-        byte[] msg = new byte[4 + maxSize()];
-        byte[] small = new byte[4 + RESPONSE_BYTES];
-        small[3] = RESPONSE_BYTES;
-        while (true) {
-          in.readFully(msg, 0, 4);
-          int len = ((msg[0] & 0xff) << 24) | ((msg[1] & 0xff) << 16) | ((msg[2] & 0xff) << 8)
-              | (msg[3] & 0xff);
-          if (len < 0) {
-            return;
-          }
-          in.readFully(msg, 4, len);
-          if (echo) {
-            out.write(msg, 0, 4 + len);
-          } else {
-            out.write(small);
-          }
-        }
-      } catch (IOException e) {
-        // The client closed: the end of this measurement.
-      }
-    }, "bench-raw-server");
-    t.setDaemon(true);
-    t.start();
-    return t;
-  }
-
-  private int maxSize() {
-    return Arrays.stream(sizes).max().orElse(0);
-  }
-
-  private static byte[] message(int size) {
-    byte[] m = new byte[4 + size];
-    m[0] = (byte) (size >>> 24);
-    m[1] = (byte) (size >>> 16);
-    m[2] = (byte) (size >>> 8);
-    m[3] = (byte) size;
-    return m;
-  }
-
-  private double[] rawLatency(int size) throws Exception {
-    try (ServerSocket ss = new ServerSocket(0, 1, bind)) {
-      Thread server = rawServer(ss, true);
-      try (Socket s = new Socket(bind, ss.getLocalPort())) {
-        s.setTcpNoDelay(true);
-        DataInputStream in = new DataInputStream(s.getInputStream());
-        OutputStream out = s.getOutputStream();
-        byte[] msg = message(size);
-        byte[] back = new byte[4 + size];
-        long end = System.nanoTime() + warmupNanos;
-        while (System.nanoTime() < end) {
-          rawRoundTrip(in, out, msg, back);
-        }
-        int n = 0;
-        end = System.nanoTime() + measureNanos;
-        while (n < MAX_SAMPLES && System.nanoTime() < end) {
-          samples[n++] = rawRoundTrip(in, out, msg, back);
-        }
-        out.write(END);
-        return percentiles(n);
-      } finally {
-        server.join(5000);
-      }
-    }
-  }
-
-  private static long rawRoundTrip(DataInputStream in, OutputStream out, byte[] msg,
-      byte[] back) throws IOException {
-    long t0 = System.nanoTime();
-    out.write(msg);
-    in.readFully(back, 0, 4);
-    in.readFully(back, 4, msg.length - 4);
-    return System.nanoTime() - t0;
-  }
-
-  private double rawBandwidth(int size) throws Exception {
-    try (ServerSocket ss = new ServerSocket(0, 1, bind)) {
-      Thread server = rawServer(ss, false);
-      try (Socket s = new Socket(bind, ss.getLocalPort())) {
-        s.setTcpNoDelay(true);
-        DataInputStream in = new DataInputStream(s.getInputStream());
-        OutputStream out = s.getOutputStream();
-        byte[] msg = message(size);
-        byte[] response = new byte[4 + RESPONSE_BYTES];
-        for (int i = 0; i < window; i++) {
-          out.write(msg);
-        }
-        long warmEnd = System.nanoTime() + warmupNanos;
-        while (System.nanoTime() < warmEnd) {
-          in.readFully(response);
-          out.write(msg);
-        }
-        long t0 = System.nanoTime();
-        long end = t0 + measureNanos;
-        long done = 0;
-        while (System.nanoTime() < end) {
-          in.readFully(response);
-          done++;
-          out.write(msg);
-        }
-        long elapsed = System.nanoTime() - t0;
-        for (int i = 0; i < window; i++) {
-          in.readFully(response);
-        }
-        out.write(END);
-        return done * (double) size / elapsed * 1e3;
-      } finally {
-        server.join(5000);
-      }
-    }
-  }
-
   // ------------------------------------------------------------------ output
 
-  /** {p50 us, p99 us, n} of the first {@code n} samples. */
   private double[] percentiles(int n) {
+    return percentiles(samples, n);
+  }
+
+  /** {p50 us, p99 us, n} of the first {@code n} of {@code samples} (ns). */
+  static double[] percentiles(long[] samples, int n) {
     if (n == 0) {
       return new double[] {Double.NaN, Double.NaN, 0};
     }

@@ -232,6 +232,13 @@ grep -q '"name" *: *"Hadoop:service=NodeManager,name=HpcTransport-tcp-' <<<"${be
   [[ "${opened:-0}" -gt 0 ]] &&
   pass "NodeManager bean HpcTransport-tcp-*: ConnectionsOpened ${opened}" ||
   fail "NodeManager bean HpcTransport-tcp-* with ConnectionsOpened > 0" "${bean}"
+# Reducers (YARN containers) on the NodeManager's own host reach its shuffle service by the
+# tcp transport's same-host socket: the default directory is the same in every process of the
+# user, tasks included (they resolve neither -Dhadoop.home.dir nor the daemons' environment).
+local_conns=$(sed -n 's/.*"LocalConnections" *: *\([0-9]*\).*/\1/p' <<<"${bean}" | head -n 1)
+[[ "${local_conns:-0}" -gt 0 ]] &&
+  pass "NodeManager bean HpcTransport-tcp-*: LocalConnections ${local_conns} (same-host reducers by local socket)" ||
+  fail "NodeManager bean HpcTransport-tcp-* with LocalConnections > 0 (same-host reducers by local socket)" "${bean}"
 same=true
 for part in $("${A}/bin/hdfs" dfs -ls -C '/e2e/out/part-r-*'); do
   a=$("${A}/bin/hdfs" dfs -cat "${part}" | sha256sum)

@@ -97,8 +97,9 @@ public final class TransportConf {
     ioThreads = (int) positive(IO_THREADS_KEY, conf.getInt(IO_THREADS_KEY, IO_THREADS_DEFAULT));
     String local = conf.getTrimmed(TCP_LOCAL_DIR_KEY); // set values are expanded, defaults not
     if (local == null) {
-      String tmp = conf.get("hadoop.tmp.dir");
-      local = tmp == null ? "" : tmp + "/hpc-sockets"; // TCP_LOCAL_DIR_DEFAULT
+      String user = System.getProperty("user.name");
+      local = user == null || user.isEmpty() || user.contains("/") ? ""
+          : "/tmp/hadoop-hpc-" + user + "/sockets"; // TCP_LOCAL_DIR_DEFAULT
     }
     tcpLocalDir = local;
   }

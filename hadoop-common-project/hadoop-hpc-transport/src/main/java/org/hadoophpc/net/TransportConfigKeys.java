@@ -81,8 +81,11 @@ public final class TransportConfigKeys {
    * tcp: a directory where listeners also bind a Unix domain socket, so that peers on the same
    * host (and network namespace) of the same user reach them without the TCP stack; it must
    * belong to that user and be writable by it alone (made with mode 700 when missing). Empty
-   * turns this off.
+   * turns this off. The default depends on nothing but the user, so that every process of that
+   * user on a host finds the same directory: a YARN container's task resolves neither the
+   * daemons' {@code -Dhadoop.home.dir} nor their environment, so a default under
+   * {@code hadoop.tmp.dir} left tasks (HDFS clients, shuffle fetchers) on TCP.
    */
   public static final String TCP_LOCAL_DIR_KEY = "hadoop.hpc.transport.tcp.local.dir";
-  public static final String TCP_LOCAL_DIR_DEFAULT = "${hadoop.tmp.dir}/hpc-sockets";
+  public static final String TCP_LOCAL_DIR_DEFAULT = "/tmp/hadoop-hpc-${user.name}/sockets";
 }

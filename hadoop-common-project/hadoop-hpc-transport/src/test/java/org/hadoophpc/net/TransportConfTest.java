@@ -38,17 +38,19 @@ class TransportConfTest {
   }
 
   @Test
-  void localSocketsLiveUnderHadoopTmpDirUnlessSetOrOff() {
+  void localSocketsLiveInADirectoryOfTheUserUnlessSetOrOff() {
     Configuration c = new Configuration(false);
-    c.set("hadoop.tmp.dir", "/tmp/hadoop-${user.name}");
-    assertEquals("/tmp/hadoop-" + System.getProperty("user.name") + "/hpc-sockets",
-        TransportConf.from(c).tcpLocalDir(), "the default, expanded");
+    c.set("hadoop.tmp.dir", "${hadoop.home.dir}/data"); // a task's: unresolved
+    String user = System.getProperty("user.name");
+    assertEquals("/tmp/hadoop-hpc-" + user + "/sockets", TransportConf.from(c).tcpLocalDir(),
+        "the default, the same in every process of the user whatever hadoop.tmp.dir is");
+    assertEquals("/tmp/hadoop-hpc-" + user + "/sockets",
+        TransportConf.from(new Configuration(false)).tcpLocalDir());
     c.set(TransportConfigKeys.TCP_LOCAL_DIR_KEY, "");
     assertEquals("", TransportConf.from(c).tcpLocalDir(), "empty: off");
+    c.set("hadoop.tmp.dir", "/tmp/hadoop-${user.name}");
     c.set(TransportConfigKeys.TCP_LOCAL_DIR_KEY, "${hadoop.tmp.dir}/s");
-    assertEquals("/tmp/hadoop-" + System.getProperty("user.name") + "/s",
-        TransportConf.from(c).tcpLocalDir());
-    assertEquals("", TransportConf.from(new Configuration(false)).tcpLocalDir(),
-        "no hadoop.tmp.dir: off");
+    assertEquals("/tmp/hadoop-" + user + "/s", TransportConf.from(c).tcpLocalDir(),
+        "a set value is expanded");
   }
 }

@@ -207,7 +207,7 @@ class TransferSmokeIT {
       assertTrue(out >= total, "DataNodes sent " + out + " for " + total + " read\n" + all);
       assertTrue(mirrors >= 2 * 7, "mirror streams: " + mirrors + "\n" + all);
       // one host: the client and every DataNode reach each other by the tcp transport's
-      // same-host Unix sockets (hadoop.hpc.transport.tcp.local.dir, under hadoop.tmp.dir)
+      // same-host Unix sockets (hadoop.hpc.transport.tcp.local.dir)
       assertTrue(client.localConnections() > 0, "client streams by local sockets\n" + all);
       for (DataNode dn : cluster.getDataNodes()) {
         assertTrue(TransferCluster.metrics(dn).localConnections() > 0,

@@ -119,7 +119,7 @@ final class LocalSockets {
     Path p = pathFor(bound);
     try {
       if (p.toString().getBytes(StandardCharsets.UTF_8).length > MAX_PATH_BYTES) {
-        if (unusable == null) { // a deep default (under hadoop.tmp.dir) is no fault: no WARN
+        if (unusable == null) { // a deep directory is no fault: no WARN
           unusable = "path too long";
           LOG.info("not listening on local sockets: the path {} is longer than a Unix"
               + " socket's {} bytes; same-host peers use TCP (a shorter {} turns them on)", p,

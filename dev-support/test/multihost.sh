@@ -277,9 +277,18 @@ lane_conf "${work}/base/modes/lane/yarn-site.xml" \
   yarn.resourcemanager.am.max-attempts 2 \
   yarn.client.nodemanager-connect.max-wait-ms 10000 \
   yarn.client.nodemanager-connect.retry-interval-ms 1000
+# HDFS DataTransfer over the tcp transport, strict (no RDMA between these hosts; the VM lane
+# runs verbs): every block write, read and pipeline mirror between hosts goes through the
+# plugin's DataNode endpoints (transfer port + 10000), a stream that cannot fails instead of
+# using TCP; TestDFSIO and the DataNode killed during a write below run over it.
 lane_conf "${work}/base/modes/lane/hdfs-site.xml" \
   dfs.heartbeat.interval 1 \
-  dfs.namenode.heartbeat.recheck-interval 5000
+  dfs.namenode.heartbeat.recheck-interval 5000 \
+  dfs.datanode.plugins org.hadoophpc.hdfs.transfer.RdmaDataTransferPlugin \
+  hadoop.rpc.socket.factory.class.ClientProtocol org.hadoophpc.hdfs.transfer.RdmaSocketFactory \
+  dfs.hpc.datatransfer.port.offset 10000 \
+  hadoop.hpc.transport tcp \
+  dfs.hpc.datatransfer.strict true
 lane_conf "${work}/base/modes/lane/mapred-site.xml" \
   mapreduce.map.memory.mb 512 \
   mapreduce.reduce.memory.mb 768 \
@@ -442,7 +451,7 @@ map_hosts=$(awk '{ print $2 }' <<<"${maps}" | sort -u | wc -l)
 phase "teravalidate"
 sum1=$(teravalidate /lane/out1 /lane/report1) && [[ -n "${sum1}" ]] &&
   pass "teravalidate: sorted, checksum ${sum1}" || fail "teravalidate /lane/out1" "${sum1}"
-sums1=$(hadoop fs -checksum '/lane/out1/part-r-*' 2>&1 | sed 's|/lane/out1/||')
+sums1=$(hadoop fs -checksum '/lane/out1/part-r-*' 2>&1 | sed -n 's|^/lane/out1/||p')
 
 phase "testdfsio: write then read 3 files of 8 MB, replication 3"
 DFSIO=$(echo "${H}"/share/hadoop/mapreduce/hadoop-mapreduce-client-jobclient-*-tests.jar)
@@ -472,6 +481,29 @@ spread=$(awk '$2 == "Live_repl=3" && NF == 5 && $3 != $4 && $3 != $5 && $4 != $5
 [[ "${spread}" -eq 3 && $(grep -c . <<<"${blocks}") -eq 3 ]] && grep -q 'is HEALTHY' <<<"${fsck}" &&
   pass "each of the 3 files' blocks has 3 live replicas on 3 different hosts (fsck HEALTHY)" ||
   fail "3 live replicas on 3 hosts for each TestDFSIO block" "${fsck}"
+
+# Each DataNode served block streams over the transport, the pipelines' mirrors too, none
+# over TCP (a bean is a metrics snapshot at most one period, 10 s, old).
+mirrors=0
+for node in "${WORKERS[@]}"; do
+  for _ in $(seq 15); do
+    bean=$(ip netns exec "$(ns "${node}")" curl -sf \
+      "http://$(addr "${node}"):9864/jmx?qry=Hadoop:service=DataNode,name=HpcDataTransfer-9866")
+    served=$(sed -n 's/.*"ServerConnectionsOverTransport" *: *\([0-9]*\).*/\1/p' <<<"${bean}")
+    [[ "${served:-0}" -gt 0 ]] && break
+    sleep 1
+  done
+  mirrored=$(sed -n 's/.*"MirrorConnectionsOverTransport" *: *\([0-9]*\).*/\1/p' <<<"${bean}")
+  falls=$(sed -n 's/.*"Fallbacks" *: *\([0-9]*\).*/\1/p' <<<"${bean}")
+  over_tcp=$(sed -n 's/.*"MirrorConnectionsOverStockTcp" *: *\([0-9]*\).*/\1/p' <<<"${bean}")
+  mirrors=$((mirrors + ${mirrored:-0}))
+  grep -qE '"tag.Transport" *: *"tcp"' <<<"${bean}" && [[ "${served:-0}" -gt 0 &&
+    "${falls:-1}" -eq 0 && "${over_tcp:-1}" -eq 0 ]] &&
+    pass "${node}'s DataNode: ${served} streams served, ${mirrored:-0} mirrored over the tcp transport, no fallback" ||
+    fail "${node}'s DataNode serves over the tcp transport, no fallback" "${bean}"
+done
+[[ "${mirrors}" -gt 0 ]] && pass "pipelines mirrored between hosts over the transport (${mirrors} streams)" ||
+  fail "pipelines mirrored between hosts over the transport"
 
 phase "a worker host killed during the shuffle of a second terasort"
 log2="${work}/terasort-2.log"
@@ -531,7 +563,7 @@ sum2=$(teravalidate /lane/out2 /lane/report2) && [[ -n "${sum2}" ]] &&
   pass "teravalidate after the kill: sorted, checksum ${sum2}" || fail "teravalidate /lane/out2" "${sum2}"
 [[ -n "${sum1}" && "${sum1}" == "${sum2}" ]] && pass "same output as without the kill (checksum ${sum2})" ||
   fail "same output as without the kill (checksums '${sum1}' and '${sum2:0:20}')"
-sums2=$(hadoop fs -checksum '/lane/out2/part-r-*' 2>&1 | sed 's|/lane/out2/||')
+sums2=$(hadoop fs -checksum '/lane/out2/part-r-*' 2>&1 | sed -n 's|^/lane/out2/||p')
 [[ "${sums1}" == "${sums2}" && $(grep -c '^part-r-' <<<"${sums2}") -eq 3 ]] &&
   pass "each part file byte for byte the first run's (hdfs checksums)" ||
   fail "each part file byte for byte the first run's" "${sums1}"$'\n'"${sums2}"

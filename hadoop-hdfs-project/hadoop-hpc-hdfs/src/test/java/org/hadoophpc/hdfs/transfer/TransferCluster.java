@@ -65,26 +65,32 @@ final class TransferCluster {
    * A free port p with p + OFFSET free too, neither of them in {@code taken} (the pairs given to
    * the cluster's other DataNodes, to which both are added): else one DataNode's transport port
    * could be another's transfer port (seen once: 45325 + 1000 = 46325, the plugin then stayed
-   * on stock TCP and strict clients reached the other DataNode's TCP server).
+   * on stock TCP and strict clients reached the other DataNode's TCP server). Both lie below the
+   * kernel's ephemeral range (from 32768 by default), chosen at random between 20000 and 31000:
+   * a pair the kernel had handed out was free when checked but taken again before the DataNode
+   * bound it (seen once: 37215 + 1000 = 38215 became the same DataNode's IPC port, an ephemeral
+   * one), as ports the kernel picks for the cluster's other listeners and for connections come
+   * from that range; ports below it are only ever taken by name.
    */
   static int freePortPair(Set<Integer> taken) throws IOException {
     InetAddress lo = InetAddress.getLoopbackAddress();
-    for (int attempt = 0; attempt < 100; attempt++) {
-      try (ServerSocket a = new ServerSocket(0, 1, lo)) {
-        int p = a.getLocalPort();
-        if (p + OFFSET > 65535 || taken.contains(p) || taken.contains(p + OFFSET)) {
-          continue;
-        }
-        try (ServerSocket b = new ServerSocket(p + OFFSET, 1, lo)) {
-          taken.add(p);
-          taken.add(p + OFFSET);
-          return p;
-        } catch (IOException inUse) {
-          // try another
-        }
+    java.util.Random random = new java.util.Random();
+    for (int attempt = 0; attempt < 200; attempt++) {
+      int p = 20000 + random.nextInt(11000 - OFFSET);
+      if (taken.contains(p) || taken.contains(p + OFFSET)) {
+        continue;
+      }
+      try (ServerSocket a = new ServerSocket(p, 1, lo);
+           ServerSocket b = new ServerSocket(p + OFFSET, 1, lo)) {
+        taken.add(p);
+        taken.add(p + OFFSET);
+        return p;
+      } catch (IOException inUse) {
+        // try another
       }
     }
-    throw new IOException("no free port pair (p, p + " + OFFSET + ") on " + lo);
+    throw new IOException("no free port pair (p, p + " + OFFSET + ") between 20000 and 31000 on "
+        + lo);
   }
 
   /** The endpoint metrics of {@code dn}. */

@@ -253,6 +253,9 @@ phase "install: the tarball unpacked once on the shared directory"
 mkdir -p "${work}/shared"
 tar xzf "${tarball}" -C "${work}/shared" || die "cannot unpack ${tarball}"
 H=$(echo "${work}"/shared/hadoop-hpc-*)
+# the tarball's shell functions (hpc_json_number reads a bean's numbers)
+# shellcheck source=../../hadoop-dist/src/main/libexec/hpc-functions.sh
+. "${H}/libexec/hpc-functions.sh"
 # C1-only JVMs for the whole lane, the Slurm and PBS launches included (timing only)
 lean_jvms "${H}/etc/hadoop"
 printf '%s\n' "${NODES[@]}" >"${work}/hosts"
@@ -489,13 +492,13 @@ for node in "${WORKERS[@]}"; do
   for _ in $(seq 15); do
     bean=$(ip netns exec "$(ns "${node}")" curl -sf \
       "http://$(addr "${node}"):9864/jmx?qry=Hadoop:service=DataNode,name=HpcDataTransfer-9866")
-    served=$(sed -n 's/.*"ServerConnectionsOverTransport" *: *\([0-9]*\).*/\1/p' <<<"${bean}")
+    served=$(hpc_json_number ServerConnectionsOverTransport <<<"${bean}")
     [[ "${served:-0}" -gt 0 ]] && break
     sleep 1
   done
-  mirrored=$(sed -n 's/.*"MirrorConnectionsOverTransport" *: *\([0-9]*\).*/\1/p' <<<"${bean}")
-  falls=$(sed -n 's/.*"Fallbacks" *: *\([0-9]*\).*/\1/p' <<<"${bean}")
-  over_tcp=$(sed -n 's/.*"MirrorConnectionsOverStockTcp" *: *\([0-9]*\).*/\1/p' <<<"${bean}")
+  mirrored=$(hpc_json_number MirrorConnectionsOverTransport <<<"${bean}")
+  falls=$(hpc_json_number Fallbacks <<<"${bean}")
+  over_tcp=$(hpc_json_number MirrorConnectionsOverStockTcp <<<"${bean}")
   mirrors=$((mirrors + ${mirrored:-0}))
   grep -qE '"tag.Transport" *: *"tcp"' <<<"${bean}" && [[ "${served:-0}" -gt 0 &&
     "${falls:-1}" -eq 0 && "${over_tcp:-1}" -eq 0 ]] &&

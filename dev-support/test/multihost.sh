@@ -382,7 +382,7 @@ status_names_dead() {
 }
 ## rest PATH: GET from the master's JobHistoryServer REST API.
 jhs() {
-  ip netns exec "$(ns "${MASTER}")" curl -sf "http://$(addr "${MASTER}"):19888/ws/v1/history/mapreduce$1"
+  ip netns exec "$(ns "${MASTER}")" curl -sf --max-time 30 "http://$(addr "${MASTER}"):19888/ws/v1/history/mapreduce$1"
 }
 ## counter LOG NAME: a counter's value as the job client printed it.
 counter() {
@@ -490,7 +490,7 @@ spread=$(awk '$2 == "Live_repl=3" && NF == 5 && $3 != $4 && $3 != $5 && $4 != $5
 mirrors=0
 for node in "${WORKERS[@]}"; do
   for _ in $(seq 15); do
-    bean=$(ip netns exec "$(ns "${node}")" curl -sf \
+    bean=$(ip netns exec "$(ns "${node}")" curl -sf --max-time 30 \
       "http://$(addr "${node}"):9864/jmx?qry=Hadoop:service=DataNode,name=HpcDataTransfer-9866")
     served=$(hpc_json_number ServerConnectionsOverTransport <<<"${bean}")
     [[ "${served:-0}" -gt 0 ]] && break
@@ -514,7 +514,7 @@ hadoop jar "${EX}" terasort "${STRICT[@]}" /lane/in /lane/out2 >"${log2}" 2>&1 &
 job_pid=$!
 ## am PATH: GET from the running job's ApplicationMaster REST API (through the RM's proxy).
 am() {
-  ip netns exec "$(ns "${MASTER}")" curl -sfL "http://$(addr "${MASTER}"):8088/proxy/${app}/ws/v1/mapreduce$1"
+  ip netns exec "$(ns "${MASTER}")" curl -sfL --max-time 30 "http://$(addr "${MASTER}"):8088/proxy/${app}/ws/v1/mapreduce$1"
 }
 victim="" app="" job2=""
 for _ in $(seq 400); do
@@ -525,7 +525,7 @@ for _ in $(seq 400); do
   # progress every few seconds, by when the map outputs may be fetched already: do not wait for it)
   if [[ -n "${app}" ]] && am "/jobs/${job2}" |
       jq -e '.job | .mapsCompleted == .mapsTotal and .reducesRunning > 0' >/dev/null 2>&1; then
-    am_host=$(ip netns exec "$(ns "${MASTER}")" curl -sf "http://$(addr "${MASTER}"):8088/ws/v1/cluster/apps/${app}" |
+    am_host=$(ip netns exec "$(ns "${MASTER}")" curl -sf --max-time 30 "http://$(addr "${MASTER}"):8088/ws/v1/cluster/apps/${app}" |
       jq -r '.app.amHostHttpAddress | sub(":.*"; "")')
     # the host of a finished map that is not the ApplicationMaster's
     map_hosts2=$(for t in $(am "/jobs/${job2}/tasks?type=m" | jq -r '.tasks.task | arrays[], objects | .id'); do

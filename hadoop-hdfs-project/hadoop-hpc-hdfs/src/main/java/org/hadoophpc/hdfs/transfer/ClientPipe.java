@@ -110,7 +110,7 @@ final class ClientPipe extends Pipe {
       if (f != null) {
         throw new IOException(f.getMessage(), f);
       }
-      if (sent - consumedByPeer >= window) {
+      if (!roomForData()) {
         return 0;
       }
     }
@@ -145,7 +145,20 @@ final class ClientPipe extends Pipe {
 
   @Override
   synchronized boolean writable() {
-    return closed || finReceived || failure() != null || sent - consumedByPeer < window;
+    return closed || finReceived || failure() != null || roomForData();
+  }
+
+  /**
+   * One more DATA message may go: the DataNode has consumed all but fewer than {@code window}
+   * of those sent, and fewer than {@code window} are unanswered. The second bound keeps the
+   * parked PULLs their places within {@code max.inflight} (window + parked PULLs stay below
+   * it): a DataNode's credit can arrive in a PULL's answer ahead of the ACKs it sends right
+   * after, and a writer woken by it sending on could otherwise fill the places a PULL going
+   * back needs (measured: a cold, slow JVM lost a write with "no room for a PULL"). The held
+   * ACKs go out once {@code window} are held, so this bound never stalls the stream.
+   */
+  private boolean roomForData() {
+    return sent - consumedByPeer < window && sent - acked < window;
   }
 
   private void credit(long consumed) {

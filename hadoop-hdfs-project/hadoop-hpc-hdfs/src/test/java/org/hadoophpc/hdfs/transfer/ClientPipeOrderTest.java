@@ -41,6 +41,8 @@ class ClientPipeOrderTest {
   /** A connection that keeps each PULL's completion for the test to answer. */
   private static final class Parked implements Connection {
     final List<Completion<Buffer>> pulls = new ArrayList<>();
+    /** Each DATA request's completion, for the test to answer (ACK). */
+    final List<Completion<Buffer>> data = new ArrayList<>();
     /** Each request call: its requests' type and flags ("DATA", "PULL", "PULL+RIDES"). */
     final List<List<String>> calls = new ArrayList<>();
     boolean open = true;
@@ -93,6 +95,8 @@ class ClientPipeOrderTest {
           : (flags & TransferWire.RIDES) != 0 ? "PULL+RIDES" : "PULL");
       if (type == TransferWire.PULL) {
         pulls.add(completion);
+      } else {
+        data.add(completion);
       }
     }
 
@@ -132,9 +136,14 @@ class ClientPipeOrderTest {
 
   /** Completes PULL number {@code pull} with a DATA answer numbered {@code seq}. */
   private void answer(int pull, int seq, String text) {
+    answer(pull, seq, text, 0);
+  }
+
+  /** The same, crediting {@code consumed} DATA messages of this end's. */
+  private void answer(int pull, int seq, String text, long consumed) {
     byte[] bytes = text.getBytes(StandardCharsets.US_ASCII);
     Buffer b = pool.allocate(TransferWire.ANSWER_HEADER + bytes.length);
-    TransferWire.answerHeader(b.nio(), TransferWire.DATA, seq, 0);
+    TransferWire.answerHeader(b.nio(), TransferWire.DATA, seq, consumed);
     b.nio().put(bytes).flip();
     connection.pulls.get(pull).completed(b);
   }
@@ -205,5 +214,32 @@ class ClientPipeOrderTest {
     assertFalse(connection.open, "the connection is closed");
     p.close();
     assertEquals(0, pool.outstandingBuffers());
+  }
+
+  /**
+   * The DataNode's credit can come in a PULL's answer ahead of the ACKs of the DATA messages it
+   * consumed (they follow in the same write): until those ACKs come the messages still hold
+   * their places in flight, so the stream takes no more DATA than its window has unanswered, and
+   * the PULLs going back always find a place (a slow JVM lost a write to "no room for a PULL").
+   */
+  @Test
+  void creditAheadOfTheAcksDoesNotLetMoreThanAWindowBeUnanswered() throws IOException {
+    ClientPipe p = pipe(4); // window 4
+    for (int i = 0; i < 4; i++) {
+      assertEquals(1, p.write(ByteBuffer.wrap(new byte[] {(byte) i})));
+    }
+    assertFalse(p.writable(), "a window of DATA messages out");
+    answer(0, 0, "a", 4); // all four consumed, their ACKs not here yet
+    assertFalse(p.writable(), "four DATA messages unanswered: no room for a fifth");
+    assertEquals(0, p.write(ByteBuffer.wrap(new byte[] {9})));
+    Buffer ack = pool.allocate(TransferWire.ANSWER_HEADER);
+    TransferWire.answerHeader(ack.nio(), TransferWire.ACK, -1, 4);
+    ack.nio().flip();
+    connection.data.get(0).completed(ack);
+    assertTrue(p.writable(), "one answered: one more may go");
+    assertEquals(1, p.write(ByteBuffer.wrap(new byte[] {9})));
+    assertFalse(p.writable());
+    connection.open = false;
+    p.close();
   }
 }

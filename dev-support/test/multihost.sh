@@ -3,7 +3,7 @@
 # shellcheck disable=SC2015
 # Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
 #
-# Multi-host lane (issue 15): four "hosts" on this machine, each a network namespace with its
+# Multi-host lane: four "hosts" on this machine, each a network namespace with its
 # own address, host name (unshare --uts), sshd and node-local directories; the tarball unpacked
 # once in a directory all of them share, as on a cluster's shared file system. The cluster is
 # configured and started by sbin/hpc-cluster.sh on the master, exactly as a user would, and

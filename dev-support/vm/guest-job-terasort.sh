@@ -19,7 +19,7 @@ local_job=-Dmapreduce.framework.name=local
 client_log="${work}/teragen.log"
 step "start YARN (sbin/start-yarn.sh), TeraGen ${rows} rows ($((rows * 100)) bytes) beside it"
 # Not beside sbin/start-dfs.sh: the guest's two vCPUs are busy with either start, and HDFS
-# came up 150 s later with YARN starting beside it, which delayed TeraGen (session 38: the
+# came up 150 s later with YARN starting beside it, which delayed TeraGen (measured: the
 # two starts and TeraGen took 348 s that way, 309 s one after the other).
 # start-yarn.sh gives up after HADOOP_HPC_START_TIMEOUT (600 s, above); timeout bounds the wait
 # for it below even if it did not.
@@ -35,7 +35,7 @@ if ! hadoop_job "teragen ${rows} rows" "${work}/teragen.log" teragen "${local_jo
 fi
 # What HDFS holds (through WebHDFS: no client JVM).
 # WebHDFS's first request starts its web application: tens of seconds under TCG with YARN
-# starting beside it (10 s was too short once, session 32)
+# starting beside it (10 s was too short once)
 written=$(jmx_number "$(http_get 9870 '/webhdfs/v1/vm/in?op=GETCONTENTSUMMARY' 60)" length)
 [[ "${written:-0}" -eq "${bytes}" ]] && pass "/vm/in holds ${written} bytes" ||
   fail "/vm/in holds ${bytes} bytes (content summary: '${written}')"

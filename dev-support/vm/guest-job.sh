@@ -213,7 +213,7 @@ lane_conf "${conf}/modes/vm-lane/hdfs-site.xml" \
   dfs.hpc.datatransfer.connect.timeout 15s \
   dfs.heartbeat.interval 1 \
   dfs.namenode.block.deletion.unlock.interval.ms 200
-# Two of Hadoop 3.5's idle loops, costly under TCG (session 38, top -H in the guest with the
+# Two of Hadoop 3.5's idle loops, costly under TCG (measured with top -H in the guest with the
 # cluster idle: the daemons took 45% of a vCPU): the CapacityScheduler's asynchronous
 # scheduling thread every 5 ms (11% of a vCPU) and the NameNode's MarkedDeleteBlockScrubber
 # every 10 ms (3.4%). Here every 100 and 200 ms: a container allocation or a block deletion
@@ -287,7 +287,7 @@ step "the DataNode's and the clients' transfer counters"
 # What the DataNode must have moved over verbs: terasort writes the input and the output and
 # reads both (the maps, then the read back); hdfs writes the file once and reads it twice
 # (fs -cat, and WebHDFS, whose DataNode-side client is on the transport too: 10083802 bytes out
-# for 2 x 5000000 read, session 33).
+# for 2 x 5000000 read, measured once).
 need_out=$((2 * bytes))
 if [[ "${job_kind}" == "terasort" ]]; then
   need_in=$((2 * bytes))

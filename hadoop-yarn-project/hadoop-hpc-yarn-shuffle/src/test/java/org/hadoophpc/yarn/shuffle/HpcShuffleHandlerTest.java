@@ -189,7 +189,7 @@ class HpcShuffleHandlerTest {
   }
 
   /**
-   * Reads run on from one partition into the next (issue 17 item 1): reduce 3's partitions of
+   * Reads run on from one partition into the next: reduce 3's partitions of
    * 5 chunks + 17, 1 and 77 bytes are six reads of at most a chunk, not eight; reduce 1's 1000,
    * 0 and CHUNK + 1 bytes are two, not three. Every byte still lands in its own map's stream.
    */

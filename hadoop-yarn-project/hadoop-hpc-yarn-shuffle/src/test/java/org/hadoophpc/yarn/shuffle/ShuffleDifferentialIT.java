@@ -39,8 +39,7 @@ import org.junit.jupiter.api.Test;
  * same number of bytes and records, and the hpc run must have fetched them over the transport
  * without falling back. The two runs of a comparison go side by side on the cluster. Map-only
  * jobs are not compared here: TeraGen runs map-only under the hpc shuffle's cluster-wide
- * configuration in the e2e, drop-in and multi-host lanes (a comparison of its own until
- * session 37).
+ * configuration in the e2e, drop-in and multi-host lanes.
  */
 class ShuffleDifferentialIT {
   private static HpcMiniCluster cluster;
@@ -128,8 +127,7 @@ class ShuffleDifferentialIT {
 
   /**
    * WordCount with its combiner and compressed map output (DefaultCodec): the reducers fetch
-   * compressed segments and combine while merging. (Compression had a comparison of its own
-   * until session 37; the other jobs here shuffle uncompressed.)
+   * compressed segments and combine while merging. (The other jobs here shuffle uncompressed.)
    */
   @Test
   void wordCountWithCombinerAndCompressedMapOutput() throws Exception {

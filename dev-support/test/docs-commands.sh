@@ -2,7 +2,7 @@
 # Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
 #
 # docs-commands.sh HADOOP_HOME [DOC...]: every command the documentation shows must exist.
-# Reads the code of DOCs (default: README.md, docs/user-guide.md, the tarball's
+# Reads the code of DOCs (default: README.md, every docs/**/*.md, the tarball's
 # share/hadoop-hpc/README.md): fenced blocks and `inline code`. Checks
 #   - bin/hadoop, hdfs, yarn, mapred SUBCOMMAND: the subcommand is in that command's usage (a
 #     class name, a placeholder or an option is not a subcommand);
@@ -20,7 +20,8 @@ shift
 repo=$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)
 docs=("$@")
 if [[ ${#docs[@]} -eq 0 ]]; then
-  docs=("${repo}/README.md" "${repo}/docs/user-guide.md" "${home}/share/hadoop-hpc/README.md")
+  mapfile -t docs < <(find "${repo}/docs" -name '*.md' | sort)
+  docs=("${repo}/README.md" "${docs[@]}" "${home}/share/hadoop-hpc/README.md")
 fi
 checked=0
 failed=0

@@ -279,7 +279,8 @@ job() {
 }
 job teragen teragen -Dmapreduce.job.maps=2 "${rows}" /dropin/in &&
   pass "teragen ${rows} rows" || fail "teragen ${rows} rows" "$(tail -n 30 "${work}/logs/teragen.log")"
-job terasort terasort -Dmapreduce.job.reduces=2 -Dmapreduce.hpc.shuffle.strict=true /dropin/in /dropin/out &&
+job terasort terasort -Dmapreduce.job.reduces=2 \
+  -Dmapreduce.hpc.shuffle.reducer.fails.without.hpc=true /dropin/in /dropin/out &&
   pass "terasort, 2 reducers, hpc shuffle strict" ||
   fail "terasort, 2 reducers, hpc shuffle strict" "$(tail -n 30 "${work}/logs/terasort.log")"
 job teravalidate teravalidate /dropin/out /dropin/report &&

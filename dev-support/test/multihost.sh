@@ -291,7 +291,7 @@ lane_conf "${work}/base/modes/lane/hdfs-site.xml" \
   hadoop.rpc.socket.factory.class.ClientProtocol org.hadoophpc.hdfs.transfer.RdmaSocketFactory \
   dfs.hpc.datatransfer.port.offset 10000 \
   hadoop.hpc.transport tcp \
-  dfs.hpc.datatransfer.strict true
+  dfs.hpc.datatransfer.stream.fails.without.transport true
 lane_conf "${work}/base/modes/lane/mapred-site.xml" \
   mapreduce.map.memory.mb 512 \
   mapreduce.reduce.memory.mb 768 \
@@ -408,7 +408,8 @@ teravalidate() {
 }
 EX=$(echo "${H}"/share/hadoop/mapreduce/hadoop-mapreduce-examples-*.jar)
 # TeraSort writes 1 replica unless told: 2, so the output outlives the host killed below
-STRICT=(-Dmapreduce.hpc.shuffle.strict=true -Dmapreduce.job.reduces=3 -Dmapreduce.terasort.output.replication=2)
+STRICT=(-Dmapreduce.hpc.shuffle.reducer.fails.without.hpc=true -Dmapreduce.job.reduces=3
+  -Dmapreduce.terasort.output.replication=2)
 
 phase "teragen ${ROWS} rows ($((ROWS / 10000)) MB, 6 maps, replication 3)"
 if hadoop jar "${EX}" teragen -Dmapreduce.job.maps=6 "${ROWS}" /lane/in >"${work}/teragen.log" 2>&1; then

@@ -202,13 +202,13 @@ mkdir -p "${conf}/modes/vm-lane"
 jvm="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData"
 lane_conf "${conf}/modes/vm-lane/core-site.xml" \
   hadoop.hpc.transport verbs \
-  hadoop.hpc.transport.strict true \
+  hadoop.hpc.transport.open.fails.without.verbs true \
   hadoop.hpc.transport.verbs.device "${device}" \
   hadoop.hpc.transport.buffer.pool.max 64m \
   hadoop.rpc.socket.factory.class.ClientProtocol org.hadoophpc.hdfs.transfer.RdmaSocketFactory
 lane_conf "${conf}/modes/vm-lane/hdfs-site.xml" \
   dfs.datanode.plugins org.hadoophpc.hdfs.transfer.RdmaDataTransferPlugin \
-  dfs.hpc.datatransfer.strict true \
+  dfs.hpc.datatransfer.stream.fails.without.transport true \
   dfs.hpc.datatransfer.port.offset 0 \
   dfs.hpc.datatransfer.connect.timeout 15s \
   dfs.heartbeat.interval 1 \
@@ -225,7 +225,7 @@ lane_conf "${conf}/modes/vm-lane/yarn-site.xml" \
   yarn.resourcemanager.nodemanagers.heartbeat-interval-ms 500 \
   yarn.scheduler.capacity.schedule-asynchronously.scheduling-interval-ms 100
 lane_conf "${conf}/modes/vm-lane/mapred-site.xml" \
-  mapreduce.hpc.shuffle.strict true \
+  mapreduce.hpc.shuffle.reducer.fails.without.hpc true \
   mapreduce.map.memory.mb 512 \
   mapreduce.reduce.memory.mb 512 \
   yarn.app.mapreduce.am.resource.mb 512 \

@@ -35,7 +35,16 @@ public final class DaemonCheck {
 
   private static final Map<String, List<Listener>> LISTENERS = new LinkedHashMap<>();
 
-  private static final String HPC_SHUFFLE_PORT = "mapreduce.hpc.shuffle.port";
+  // The hpc shuffle's keys are ShuffleConfigKeys' (hadoop-hpc-shuffle-common, a module above this
+  // one); ShuffleConfigKeysTest checks that these copies equal them.
+  /** {@code ShuffleConfigKeys.PORT_KEY}. */
+  public static final String HPC_SHUFFLE_PORT_KEY = "mapreduce.hpc.shuffle.port";
+  /** {@code ShuffleConfigKeys.PORT_RANGE_KEY}. */
+  public static final String HPC_SHUFFLE_PORT_RANGE_KEY = "mapreduce.hpc.shuffle.port.range";
+  /** {@code ShuffleConfigKeys.PORT_RANGE_DEFAULT}. */
+  public static final int HPC_SHUFFLE_PORT_RANGE_DEFAULT = 8;
+  /** {@code ShuffleConfigKeys.BIND_HOST_KEY}. */
+  public static final String HPC_SHUFFLE_BIND_HOST_KEY = "mapreduce.hpc.shuffle.bind-host";
   private static final String HPC_SHUFFLE_HANDLER = "org.hadoophpc.yarn.shuffle.HpcShuffleHandler";
 
   static {
@@ -63,7 +72,7 @@ public final class DaemonCheck {
         // Stock ShuffleHandler binds the wildcard address; there is no bind-host key for it.
         new Listener("mapreduce.shuffle.port", null),
         // hadoop-hpc's HpcShuffleHandler (as mapreduce_shuffle) adds the transport listener.
-        new Listener(HPC_SHUFFLE_PORT, "mapreduce.hpc.shuffle.bind-host")));
+        new Listener(HPC_SHUFFLE_PORT_KEY, HPC_SHUFFLE_BIND_HOST_KEY)));
     LISTENERS.put("historyserver", List.of(
         new Listener("mapreduce.jobhistory.address", "mapreduce.jobhistory.bind-host"),
         new Listener("mapreduce.jobhistory.webapp.address", "mapreduce.jobhistory.bind-host"),
@@ -104,14 +113,14 @@ public final class DaemonCheck {
       String host;
       int port;
       if ("mapreduce.shuffle.port".equals(l.addressKey())
-          || HPC_SHUFFLE_PORT.equals(l.addressKey())) {
+          || HPC_SHUFFLE_PORT_KEY.equals(l.addressKey())) {
         if (!conf.getTrimmedStringCollection("yarn.nodemanager.aux-services")
             .contains("mapreduce_shuffle")) {
           continue;
         }
-        if (HPC_SHUFFLE_PORT.equals(l.addressKey()) && (!HPC_SHUFFLE_HANDLER.equals(
+        if (HPC_SHUFFLE_PORT_KEY.equals(l.addressKey()) && (!HPC_SHUFFLE_HANDLER.equals(
             conf.getTrimmed("yarn.nodemanager.aux-services.mapreduce_shuffle.class"))
-            || conf.getInt("mapreduce.hpc.shuffle.port.range", 1) > 1)) {
+            || conf.getInt(HPC_SHUFFLE_PORT_RANGE_KEY, HPC_SHUFFLE_PORT_RANGE_DEFAULT) > 1)) {
           continue; // not running, or any free port of a range will do
         }
         host = "0.0.0.0";

@@ -85,6 +85,7 @@ class DaemonCheckTest {
     Configuration conf = new Configuration(false);
     conf.set("yarn.nodemanager.aux-services", "mapreduce_shuffle");
     conf.set("mapreduce.hpc.shuffle.port", "13563");
+    conf.set("mapreduce.hpc.shuffle.port.range", "1");
     assertFalse(DaemonCheck.bindAddresses(conf, "nodemanager")
         .containsKey("mapreduce.hpc.shuffle.port"), "stock handler: no hpc port");
     conf.set("yarn.nodemanager.aux-services.mapreduce_shuffle.class",
@@ -97,6 +98,9 @@ class DaemonCheckTest {
     conf.set("mapreduce.hpc.shuffle.port.range", "4");
     assertFalse(DaemonCheck.bindAddresses(conf, "nodemanager")
         .containsKey("mapreduce.hpc.shuffle.port"), "a range takes any free port");
+    conf.unset("mapreduce.hpc.shuffle.port.range");
+    assertFalse(DaemonCheck.bindAddresses(conf, "nodemanager")
+        .containsKey("mapreduce.hpc.shuffle.port"), "so does the default range (8)");
   }
 
   @Test

@@ -20,6 +20,10 @@ public final class TransportConf {
   // is deliberately not a default resource: added after the *-site.xml files a JVM has already
   // loaded, it would override the site's settings of these keys in every Configuration.
 
+  static {
+    TransportConfigKeys.addDeprecations(); // before anything here reads a key
+  }
+
   /**
    * The smallest {@code max.message.size}: the verbs transport's eager receive slots are pool
    * chunks of this size (8 KiB), so the pool must hand out chunks that large.
@@ -38,7 +42,7 @@ public final class TransportConf {
 
   private final Kind kind;
   private final LinkLayer linkLayer;
-  private final boolean strict;
+  private final boolean openFailsWithoutVerbs;
   private final String device;
   private final int port;
   private final long connectTimeoutMs;
@@ -51,14 +55,14 @@ public final class TransportConf {
   private final String tcpLocalDir;
 
   private TransportConf(Configuration conf) {
-    String t = conf.getTrimmed(TRANSPORT_KEY);
+    String t = conf.getTrimmed(TRANSPORT_KEY, TRANSPORT_DEFAULT);
     boolean ib = conf.getBoolean(HIBD_IB_ENABLED_KEY, HIBD_IB_ENABLED_DEFAULT);
     boolean roce = conf.getBoolean(HIBD_ROCE_ENABLED_KEY, HIBD_ROCE_ENABLED_DEFAULT);
     if (ib && roce) {
       throw new IllegalArgumentException(HIBD_IB_ENABLED_KEY + " and " + HIBD_ROCE_ENABLED_KEY
           + " are both true; set one (InfiniBand or RoCE)");
     }
-    if (t == null || t.isEmpty()) {
+    if (t.isEmpty()) {
       kind = ib || roce ? Kind.VERBS : Kind.AUTO;
     } else {
       try {
@@ -69,8 +73,9 @@ public final class TransportConf {
       }
     }
     linkLayer = ib ? LinkLayer.INFINIBAND : roce ? LinkLayer.ROCE : LinkLayer.ANY;
-    strict = conf.getBoolean(STRICT_KEY, STRICT_DEFAULT);
-    String dev = conf.getTrimmed(VERBS_DEVICE_KEY, "");
+    openFailsWithoutVerbs = conf.getBoolean(OPEN_FAILS_WITHOUT_VERBS_KEY,
+        OPEN_FAILS_WITHOUT_VERBS_DEFAULT);
+    String dev = conf.getTrimmed(VERBS_DEVICE_KEY, VERBS_DEVICE_DEFAULT);
     if (dev.isEmpty()) {
       dev = conf.getTrimmed(HIBD_DEVICE_KEY, HIBD_DEVICE_DEFAULT);
     }
@@ -99,7 +104,7 @@ public final class TransportConf {
     if (local == null) {
       String user = System.getProperty("user.name");
       local = user == null || user.isEmpty() || user.contains("/") ? ""
-          : "/tmp/hadoop-hpc-" + user + "/sockets"; // TCP_LOCAL_DIR_DEFAULT
+          : TCP_LOCAL_DIR_DEFAULT.replace("${user.name}", user);
     }
     tcpLocalDir = local;
   }
@@ -140,8 +145,9 @@ public final class TransportConf {
     return linkLayer;
   }
 
-  public boolean strict() {
-    return strict;
+  /** {@link TransportConfigKeys#OPEN_FAILS_WITHOUT_VERBS_KEY}. */
+  public boolean openFailsWithoutVerbs() {
+    return openFailsWithoutVerbs;
   }
 
   /** The configured device name, empty when any will do. */
@@ -193,8 +199,9 @@ public final class TransportConf {
 
   @Override
   public String toString() {
-    return "TransportConf[kind=" + kind + ", linkLayer=" + linkLayer + ", strict=" + strict
-        + ", device='" + device + "', port=" + port + ", connectTimeoutMs=" + connectTimeoutMs
+    return "TransportConf[kind=" + kind + ", linkLayer=" + linkLayer
+        + ", openFailsWithoutVerbs=" + openFailsWithoutVerbs + ", device='" + device
+        + "', port=" + port + ", connectTimeoutMs=" + connectTimeoutMs
         + ", ioTimeoutMs=" + ioTimeoutMs + ", bufferPoolMax=" + bufferPoolMax + ", slabSize="
         + slabSize + ", maxMessageSize=" + maxMessageSize + ", maxInflight=" + maxInflight
         + ", ioThreads=" + ioThreads + "]";

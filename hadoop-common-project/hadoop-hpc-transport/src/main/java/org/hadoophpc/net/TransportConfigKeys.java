@@ -3,9 +3,14 @@
  */
 package org.hadoophpc.net;
 
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.conf.Configuration.DeprecationDelta;
+
 /**
- * Configuration keys of the transport layer. Every key is also in {@code hpc-default.xml}
- * ({@code TransportConfigKeysTest} keeps the two in step). Read once into {@link TransportConf}.
+ * Configuration keys of the transport layer. Every key is also in {@code hpc-default.xml} in
+ * this jar, the reference for users ({@code TransportConfigKeysTest} keeps the two in step); it
+ * is not a default resource. Read once into {@link TransportConf}, which registers the
+ * deprecated names ({@link #addDeprecations()}) before it reads.
  */
 public final class TransportConfigKeys {
   private TransportConfigKeys() {
@@ -14,15 +19,23 @@ public final class TransportConfigKeys {
   /**
    * Which transport: {@code auto} (verbs when a usable RDMA device exists, else tcp),
    * {@code verbs} (RDMA required; falls back to tcp with a logged reason unless
-   * {@link #STRICT_KEY}), or {@code tcp}.
+   * {@link #OPEN_FAILS_WITHOUT_VERBS_KEY}), or {@code tcp}.
    */
   public static final String TRANSPORT_KEY = "hadoop.hpc.transport";
   /** Empty: auto, or verbs when a HiBD key asks for it. */
   public static final String TRANSPORT_DEFAULT = "";
 
-  /** With verbs requested but unusable: true fails with the reason instead of using tcp. */
-  public static final String STRICT_KEY = "hadoop.hpc.transport.strict";
-  public static final boolean STRICT_DEFAULT = false;
+  /**
+   * With verbs asked for ({@code hadoop.hpc.transport=verbs}, or a HiBD key) but unusable (no
+   * device, no active port, the library missing): true makes opening the transport fail with
+   * the reason; false (the default) opens tcp instead and logs why.
+   */
+  public static final String OPEN_FAILS_WITHOUT_VERBS_KEY =
+      "hadoop.hpc.transport.open.fails.without.verbs";
+  public static final boolean OPEN_FAILS_WITHOUT_VERBS_DEFAULT = false;
+  /** The earlier name of {@link #OPEN_FAILS_WITHOUT_VERBS_KEY}, still read. */
+  public static final String OPEN_FAILS_WITHOUT_VERBS_DEPRECATED_KEY =
+      "hadoop.hpc.transport.strict";
 
   /** HiBD: native InfiniBand verbs. true acts as {@code hadoop.hpc.transport=verbs} on IB. */
   public static final String HIBD_IB_ENABLED_KEY = "hadoop.ib.enabled";
@@ -88,4 +101,17 @@ public final class TransportConfigKeys {
    */
   public static final String TCP_LOCAL_DIR_KEY = "hadoop.hpc.transport.tcp.local.dir";
   public static final String TCP_LOCAL_DIR_DEFAULT = "/tmp/hadoop-hpc-${user.name}/sockets";
+
+  /**
+   * Registers the deprecated names of these keys with Hadoop's {@link Configuration}, so that a
+   * value set under an old name is read under the new one (with Hadoop's one-time deprecation
+   * warning naming it). The readers call this from their static initializers: the key
+   * constants are inlined where they are used, so this class's own initializer may never run.
+   * Idempotent (Hadoop keeps the first registration of a name).
+   */
+  public static void addDeprecations() {
+    Configuration.addDeprecations(new DeprecationDelta[] {
+        new DeprecationDelta(OPEN_FAILS_WITHOUT_VERBS_DEPRECATED_KEY,
+            OPEN_FAILS_WITHOUT_VERBS_KEY)});
+  }
 }

@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Creates the transport the configuration asks for: verbs where an RDMA device is usable, tcp
  * otherwise. A fallback from verbs to tcp is logged once per reason and process (WARN when
- * verbs was asked for, INFO under {@code auto}); with {@code hadoop.hpc.transport.strict=true}
- * it is an error carrying the same reason. Thread-safe.
+ * verbs was asked for, INFO under {@code auto}); with
+ * {@code hadoop.hpc.transport.open.fails.without.verbs=true} it is an error carrying the same
+ * reason. Thread-safe.
  */
 public final class TransportFactory {
   private static final Logger LOG = LoggerFactory.getLogger(TransportFactory.class);
@@ -46,9 +47,9 @@ public final class TransportFactory {
       } catch (IOException e) {
         reason = "verbs transport on " + s.device().name() + " port " + s.port()
             + " failed to open: " + e.getMessage();
-        if (conf.kind() == TransportConf.Kind.VERBS && conf.strict()) {
+        if (conf.kind() == TransportConf.Kind.VERBS && conf.openFailsWithoutVerbs()) {
           throw new TransportException("verbs transport required ("
-              + TransportConfigKeys.STRICT_KEY + "=true) but " + reason, e);
+              + TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY + "=true) but " + reason, e);
         }
       }
     }

@@ -30,7 +30,8 @@ public final class TransportSelector {
 
   /**
    * @throws TransportException when verbs was required ({@code hadoop.hpc.transport=verbs} with
-   *     {@code hadoop.hpc.transport.strict=true}) but cannot be used; the message says why
+   *     {@code hadoop.hpc.transport.open.fails.without.verbs=true}) but cannot be used; the
+   *     message says why
    */
   public static Selection select(TransportConf conf, Supplier<RdmaDevices> probe)
       throws TransportException {
@@ -47,9 +48,9 @@ public final class TransportSelector {
     } catch (NativeIoException e) {
       why = e.getMessage();
     }
-    if (conf.kind() == TransportConf.Kind.VERBS && conf.strict()) {
-      throw new TransportException("verbs transport required (" + TransportConfigKeys.STRICT_KEY
-          + "=true) but unusable: " + why);
+    if (conf.kind() == TransportConf.Kind.VERBS && conf.openFailsWithoutVerbs()) {
+      throw new TransportException("verbs transport required ("
+          + TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY + "=true) but unusable: " + why);
     }
     return Selection.tcp(why);
   }

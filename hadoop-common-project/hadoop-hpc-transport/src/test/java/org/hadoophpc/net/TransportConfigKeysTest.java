@@ -3,65 +3,53 @@
  */
 package org.hadoophpc.net;
 
+import static org.hadoophpc.net.TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_DEPRECATED_KEY;
+import static org.hadoophpc.net.TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.InputStream;
-import java.lang.reflect.Field;
+import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
-import java.lang.reflect.Modifier;
-import java.util.Map;
-import java.util.TreeMap;
 
 import org.apache.hadoop.conf.Configuration;
+import org.hadoophpc.conf.ConfigKeysTestBase;
 import org.junit.jupiter.api.Test;
 
-/** Every key of {@link TransportConfigKeys} is in hpc-default.xml with the same default. */
-class TransportConfigKeysTest {
-
-  @Test
-  void classAndDefaultXmlAgree() throws Exception {
-    Configuration xml = new Configuration(false);
-    xml.addResource("hpc-default.xml");
-    String text;
-    try (InputStream in = getClass().getClassLoader().getResourceAsStream("hpc-default.xml")) {
-      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-    Map<String, String> keys = new TreeMap<>();
-    for (Field f : TransportConfigKeys.class.getFields()) {
-      if (Modifier.isStatic(f.getModifiers()) && f.getName().endsWith("_KEY")) {
-        String key = (String) f.get(null);
-        keys.put(key, f.getName());
-        // Configuration drops empty values, so presence is checked in the text
-        assertTrue(text.contains("<name>" + key + "</name>"),
-            key + " (" + f.getName() + ") is missing from hpc-default.xml");
-        String inXml = xml.getRaw(key) == null ? "" : xml.getRaw(key).trim();
-        String dflt = f.getName().replaceFirst("_KEY$", "_DEFAULT");
-        Field d;
-        try {
-          d = TransportConfigKeys.class.getField(dflt);
-        } catch (NoSuchFieldException e) {
-          continue; // aliases without a default of their own
-        }
-        assertEquals(String.valueOf(d.get(null)), inXml,
-            "default of " + key + ": " + dflt + " vs hpc-default.xml");
-      }
-    }
-    for (Map.Entry<String, String> e : xml) {
-      if (e.getKey().startsWith("hadoop.hpc.transport") || e.getKey().startsWith("hadoop.ib")
-          || e.getKey().startsWith("hadoop.roce") || e.getKey().startsWith("hadoop.rdma")) {
-        assertNotNull(keys.get(e.getKey()), e.getKey() + " is in hpc-default.xml but not in "
-            + "TransportConfigKeys");
-      }
-    }
+/** {@link TransportConfigKeys} and hpc-default.xml agree; {@link TransportConf} reads them. */
+class TransportConfigKeysTest extends ConfigKeysTestBase {
+  TransportConfigKeysTest() {
+    super("hpc-default.xml", TransportConfigKeys.class);
   }
 
   @Test
   void defaultsParse() {
     TransportConf c = TransportConf.from(new Configuration(false));
     assertEquals(TransportConf.Kind.AUTO, c.kind());
+    assertFalse(c.openFailsWithoutVerbs());
     assertEquals(16 << 20, c.maxMessageSize());
     assertEquals(256L << 20, c.bufferPoolMax());
+  }
+
+  @Test
+  void theDeprecatedStrictNameStillCountsAndTheNewNameWins() {
+    Configuration old = new Configuration(false);
+    old.setBoolean(OPEN_FAILS_WITHOUT_VERBS_DEPRECATED_KEY, true);
+    assertTrue(TransportConf.from(old).openFailsWithoutVerbs(), "set under the old name");
+    old.setBoolean(OPEN_FAILS_WITHOUT_VERBS_KEY, false);
+    assertFalse(TransportConf.from(old).openFailsWithoutVerbs(), "the new name set after it");
+
+    // as from the site files: the old name in core-site.xml, the new one in a later resource
+    Configuration site = new Configuration(false);
+    site.addResource(xml(OPEN_FAILS_WITHOUT_VERBS_DEPRECATED_KEY, "true"));
+    assertTrue(TransportConf.from(site).openFailsWithoutVerbs(), "old name in a site file");
+    site.addResource(xml(OPEN_FAILS_WITHOUT_VERBS_KEY, "false"));
+    assertFalse(TransportConf.from(site).openFailsWithoutVerbs(), "new name in a later file");
+  }
+
+  /** A site file setting {@code key}. */
+  static ByteArrayInputStream xml(String key, String value) {
+    return new ByteArrayInputStream(("<configuration><property><name>" + key + "</name><value>"
+        + value + "</value></property></configuration>").getBytes(StandardCharsets.UTF_8));
   }
 }

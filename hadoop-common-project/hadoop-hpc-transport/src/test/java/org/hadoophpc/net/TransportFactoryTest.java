@@ -13,6 +13,8 @@ import org.hadoophpc.nativeio.RdmaDevices;
 import org.junit.jupiter.api.Test;
 
 class TransportFactoryTest {
+  private static final String OPEN_FAILS = TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY;
+
   private static final Supplier<RdmaDevices> NONE = () -> RdmaDevices.fromRecords(new String[0]);
   /** A device this machine does not have: opening it must fail and fall back. */
   private static final Supplier<RdmaDevices> PHANTOM = () -> RdmaDevices.fromRecords(new String[] {
@@ -46,7 +48,7 @@ class TransportFactoryTest {
   @Test
   void strictVerbsThatCannotOpenFailsWithTheReason() {
     TransportException e = assertThrows(TransportException.class, () -> TransportFactory.create(
-        conf("hadoop.hpc.transport", "verbs", "hadoop.hpc.transport.strict", "true"), PHANTOM));
+        conf("hadoop.hpc.transport", "verbs", OPEN_FAILS, "true"), PHANTOM));
     assertTrue(e.getMessage().contains("mlx5_phantom"), e.getMessage());
     assertTrue(e.getMessage().contains("failed to open"), e.getMessage());
   }
@@ -54,7 +56,7 @@ class TransportFactoryTest {
   @Test
   void strictVerbsWithoutDevicesFails() {
     TransportException e = assertThrows(TransportException.class, () -> TransportFactory.create(
-        conf("hadoop.hpc.transport", "verbs", "hadoop.hpc.transport.strict", "true"), NONE));
+        conf("hadoop.hpc.transport", "verbs", OPEN_FAILS, "true"), NONE));
     assertTrue(e.getMessage().contains("no RDMA devices"), e.getMessage());
   }
 }

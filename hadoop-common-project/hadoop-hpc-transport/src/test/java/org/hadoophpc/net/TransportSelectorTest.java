@@ -15,6 +15,8 @@ import org.hadoophpc.nativeio.RdmaDevices;
 import org.junit.jupiter.api.Test;
 
 class TransportSelectorTest {
+  private static final String OPEN_FAILS = TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY;
+
   private static final String[] IB_AND_ROCE = {
     "mlx5_0\t1\tInfiniBand\tACTIVE\t4096\t7\t1\t0002c90300a0b1c2\t16.35.2000\t0\t\t",
     "mlx5_0\t2\tInfiniBand\tDOWN\t0\t0\t1\t0002c90300a0b1c2\t16.35.2000\t0\t\t",
@@ -93,9 +95,9 @@ class TransportSelectorTest {
   @Test
   void strictVerbsFailsWithTheReason() {
     TransportException e = assertThrows(TransportException.class, () -> TransportSelector.select(
-        conf("hadoop.hpc.transport", "verbs", "hadoop.hpc.transport.strict", "true"), NONE));
+        conf("hadoop.hpc.transport", "verbs", OPEN_FAILS, "true"), NONE));
     assertTrue(e.getMessage().contains("no RDMA devices"), e.getMessage());
-    assertTrue(e.getMessage().contains("hadoop.hpc.transport.strict"), e.getMessage());
+    assertTrue(e.getMessage().contains(OPEN_FAILS), e.getMessage());
   }
 
   @Test

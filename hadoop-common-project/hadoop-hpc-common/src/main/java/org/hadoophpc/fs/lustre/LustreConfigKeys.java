@@ -5,7 +5,9 @@ package org.hadoophpc.fs.lustre;
 
 /**
  * Configuration keys of the Lustre binding ({@link LustreFileSystem}), all read once when the
- * file system is initialized (core-site.xml).
+ * file system is initialized (core-site.xml). Every key is also in {@code hpc-lustre-default.xml}
+ * in this jar, the reference for users ({@code LustreConfigKeysTest} keeps the two in step); it
+ * is not a default resource.
  */
 public final class LustreConfigKeys {
   private LustreConfigKeys() {
@@ -16,6 +18,7 @@ public final class LustreConfigKeys {
    * the layout treatment; paths elsewhere behave as on {@code file://}. Unset: none.
    */
   public static final String MOUNT_KEY = "hadoop.hpc.lustre.mount";
+  public static final String MOUNT_DEFAULT = "";
 
   /** Stripe size of files created under the mount, bytes (multiple of 64 KiB); 0: inherit. */
   public static final String STRIPE_SIZE_KEY = "hadoop.hpc.lustre.stripe.size";
@@ -31,15 +34,18 @@ public final class LustreConfigKeys {
    * (e.g. {@code 0-3=oss1;oss2,4-7=oss3;oss4}). Empty: no host locality, stripe-aligned splits.
    */
   public static final String OST_HOSTS_KEY = "hadoop.hpc.lustre.ost.hosts";
+  public static final String OST_HOSTS_DEFAULT = "";
 
   /** A file with the same entries as {@link #OST_HOSTS_KEY}, one per line, {@code #} comments. */
   public static final String OST_HOSTS_FILE_KEY = "hadoop.hpc.lustre.ost.hosts.file";
+  public static final String OST_HOSTS_FILE_DEFAULT = "";
 
   /**
-   * liblustreapi to load (comma-separated sonames or paths); unset: the system property or
+   * liblustreapi to load (comma-separated sonames or paths); empty: the system property or
    * environment of {@link org.hadoophpc.nativeio.LustreApi}, then liblustreapi.so.1.
    */
   public static final String LIBRARY_KEY = "hadoop.hpc.lustreapi.lib";
+  public static final String LIBRARY_DEFAULT = "";
 
   /**
    * Whether {@code file://} writes and checks Hadoop's {@code .crc} side files, as stock

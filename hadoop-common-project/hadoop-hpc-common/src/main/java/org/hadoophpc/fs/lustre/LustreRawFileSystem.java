@@ -27,6 +27,7 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.util.Progressable;
+import org.apache.hadoop.util.StringUtils;
 import org.hadoophpc.nativeio.LustreApi;
 import org.hadoophpc.nativeio.LustreLayout;
 import org.hadoophpc.nativeio.NativeIoException;
@@ -78,7 +79,8 @@ public class LustreRawFileSystem extends RawLocalFileSystem {
     minBlockSize = Math.max(1, conf.getLongBytes("fs.local.block.size", 32L << 20));
     ostHosts = readOstHosts(conf);
 
-    String configured = conf.getTrimmed(LustreConfigKeys.MOUNT_KEY, "");
+    String configured = conf.getTrimmed(LustreConfigKeys.MOUNT_KEY,
+        LustreConfigKeys.MOUNT_DEFAULT);
     if (configured.isEmpty()) {
       return;
     }
@@ -89,7 +91,8 @@ public class LustreRawFileSystem extends RawLocalFileSystem {
           + " an existing Lustre directory)");
     }
     mount = dir.getCanonicalPath();
-    LustreApi api = LustreApi.probe(conf.getTrimmed(LustreConfigKeys.LIBRARY_KEY));
+    LustreApi api = LustreApi.probe(conf.getTrimmed(LustreConfigKeys.LIBRARY_KEY,
+        LustreConfigKeys.LIBRARY_DEFAULT));
     if (!api.isAvailable()) {
       state = "Lustre layouts off under " + mount + ": " + api.reason();
     } else {
@@ -119,10 +122,11 @@ public class LustreRawFileSystem extends RawLocalFileSystem {
   }
 
   private static OstHostMap readOstHosts(Configuration conf) throws IOException {
-    List<String> entries = new ArrayList<>(
-        conf.getTrimmedStringCollection(LustreConfigKeys.OST_HOSTS_KEY));
+    List<String> entries = new ArrayList<>(StringUtils.getTrimmedStringCollection(
+        conf.getTrimmed(LustreConfigKeys.OST_HOSTS_KEY, LustreConfigKeys.OST_HOSTS_DEFAULT)));
     String source = LustreConfigKeys.OST_HOSTS_KEY;
-    String file = conf.getTrimmed(LustreConfigKeys.OST_HOSTS_FILE_KEY, "");
+    String file = conf.getTrimmed(LustreConfigKeys.OST_HOSTS_FILE_KEY,
+        LustreConfigKeys.OST_HOSTS_FILE_DEFAULT);
     if (!file.isEmpty()) {
       try {
         entries.addAll(Files.readAllLines(new File(file).toPath(), StandardCharsets.UTF_8));

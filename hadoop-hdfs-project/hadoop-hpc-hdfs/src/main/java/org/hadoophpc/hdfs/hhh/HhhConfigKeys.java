@@ -4,9 +4,12 @@
 package org.hadoophpc.hdfs.hhh;
 
 /**
- * Configuration keys of the HHH storage modes, read by {@link HhhConf}: on the DataNode by
- * {@link HpcDataNode} (checks, tier tags, the Lustre volume), on the NameNode by
- * {@link HhhNameNodePlugin} (the root's storage policy) and by {@code hdfs hhh -report}.
+ * Configuration keys of the HHH storage modes, read by {@link HhhMode}, {@link HhhDataNodeSetup}
+ * and {@link RamTierLimit}: on the DataNode by {@link HpcDataNode} (checks, tier tags, the Lustre
+ * volume), on the NameNode by {@link HhhNameNodePlugin} (the root's storage policy) and by
+ * {@code hdfs hhh -report}. Every key is also in {@code hpc-hhh-default.xml} in this jar, the
+ * reference for users ({@code HhhConfigKeysTest} keeps the two in step); it is not a default
+ * resource. HiBD's spellings have no default of their own: they are read when ours is empty.
  */
 public final class HhhConfigKeys {
   private HhhConfigKeys() {
@@ -17,9 +20,10 @@ public final class HhhConfigKeys {
    * replica on SSD, the rest on DISK; RAM_DISK for files and directories with the LAZY_PERSIST
    * policy), {@code hhh-m} (in-memory: every new file is LAZY_PERSIST: written to RAM_DISK and
    * persisted lazily to SSD/DISK) or {@code hhh-l} (as hhh-m, persisted to volumes on the
-   * Lustre mount). Unset: HiBD's {@link #HIBD_MODE_KEY}, else off.
+   * Lustre mount). Empty: HiBD's {@link #HIBD_MODE_KEY}, else off.
    */
   public static final String MODE_KEY = "dfs.hpc.hhh.mode";
+  public static final String MODE_DEFAULT = "";
 
   /** HiBD's spelling of {@link #MODE_KEY}: {@code Default}, {@code In-Memory}, {@code Lustre}. */
   public static final String HIBD_MODE_KEY = "dfs.rdma.hhh.mode";
@@ -27,9 +31,10 @@ public final class HhhConfigKeys {
   /**
    * hhh-l: the directory on the Lustre mount the DataNodes persist to; each DataNode adds the
    * volume {@code [DISK]<path>/<host>-<data port>} unless its data dirs already have persistent
-   * volumes there. Unset: HiBD's {@link #HIBD_LUSTRE_PATH_KEY}.
+   * volumes there. Empty: HiBD's {@link #HIBD_LUSTRE_PATH_KEY}.
    */
   public static final String LUSTRE_PATH_KEY = "dfs.hpc.hhh.lustre.path";
+  public static final String LUSTRE_PATH_DEFAULT = "";
 
   /** HiBD's spelling of {@link #LUSTRE_PATH_KEY}. */
   public static final String HIBD_LUSTRE_PATH_KEY = "dfs.rdma.lustre.path";

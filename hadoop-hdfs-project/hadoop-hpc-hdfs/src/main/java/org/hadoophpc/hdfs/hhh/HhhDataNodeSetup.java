@@ -140,7 +140,11 @@ public final class HhhDataNodeSetup {
 
   private void lustreVolume(Configuration conf, String modeText) {
     String path = conf.getTrimmed(HhhConfigKeys.LUSTRE_PATH_KEY,
-        conf.getTrimmed(HhhConfigKeys.HIBD_LUSTRE_PATH_KEY, ""));
+        HhhConfigKeys.LUSTRE_PATH_DEFAULT);
+    if (path.isEmpty()) {
+      String hibd = conf.getTrimmed(HhhConfigKeys.HIBD_LUSTRE_PATH_KEY); // no default: unset
+      path = hibd == null ? "" : hibd;
+    }
     if (path.isEmpty()) {
       throw new IllegalArgumentException(modeText + " persists to the Lustre mount: set "
           + HhhConfigKeys.LUSTRE_PATH_KEY + " to a directory on it");

@@ -49,7 +49,7 @@ public enum HhhMode {
    * @throws IllegalArgumentException naming the key and the accepted values
    */
   public static HhhMode from(Configuration conf) {
-    String ours = conf.getTrimmed(HhhConfigKeys.MODE_KEY, "");
+    String ours = conf.getTrimmed(HhhConfigKeys.MODE_KEY, HhhConfigKeys.MODE_DEFAULT);
     if (!ours.isEmpty()) {
       for (HhhMode m : values()) {
         if (m.value.equalsIgnoreCase(ours)) {
@@ -59,8 +59,8 @@ public enum HhhMode {
       throw new IllegalArgumentException(HhhConfigKeys.MODE_KEY + "=" + ours
           + " is not a mode: use off, hhh, hhh-m or hhh-l");
     }
-    String hibd = conf.getTrimmed(HhhConfigKeys.HIBD_MODE_KEY, "");
-    if (!hibd.isEmpty()) {
+    String hibd = conf.getTrimmed(HhhConfigKeys.HIBD_MODE_KEY); // no default: unset
+    if (hibd != null && !hibd.isEmpty()) {
       for (HhhMode m : values()) {
         if (m.hibd != null && m.hibd.toLowerCase(Locale.ROOT).equals(
             hibd.toLowerCase(Locale.ROOT))) {

@@ -46,7 +46,7 @@ public final class PrivilegedPortCheck {
         + DFSConfigKeys.DFS_ENCRYPT_DATA_TRANSFER_KEY + "=true, or an unprivileged "
         + DFSConfigKeys.DFS_DATANODE_ADDRESS_KEY + " port with "
         + DFSConfigKeys.DFS_DATA_TRANSFER_PROTECTION_KEY + " (SASL), or "
-        + TransferConf.ENABLED_KEY + "=false, or remove " + PLUGIN + " from "
+        + TransferConfigKeys.ENABLED_KEY + "=false, or remove " + PLUGIN + " from "
         + DFSConfigKeys.DFS_DATANODE_PLUGINS_KEY;
   }
 

@@ -86,7 +86,8 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
       }
       if (tc.portOffset == 0 && "tcp".equals(transport.name())) {
         throw new IOException("the tcp transport cannot share the TCP transfer port "
-            + xfer.getPort() + ": set " + TransferConf.PORT_OFFSET_KEY + " (same on every node)");
+            + xfer.getPort() + ": set " + TransferConfigKeys.PORT_OFFSET_KEY
+            + " (same on every node)");
       }
       InetSocketAddress at = new InetSocketAddress(xfer.getAddress(),
           tc.endpointPort(xfer.getPort()));
@@ -123,9 +124,9 @@ public class RdmaDataTransferPlugin implements ServicePlugin {
         TransferMetrics.Role.MIRROR);
     stockFactory = HpcDataNodeBridge.setTransferSocketFactory(dn, new RdmaSocketFactory(mirrors));
     LOG.info("HDFS DataTransfer: {} transport listening on {} (TCP transfer port {}), mirrors "
-        + "{}, strict={}", transport.name(), listener.address(), xfer.getPort(),
-        stockFactory != null ? "over the transport" : "over TCP (no DataNode.socketFactory)",
-        tc.strict);
+        + "{}, stream.fails.without.transport={}", transport.name(), listener.address(),
+        xfer.getPort(), stockFactory != null ? "over the transport" : "over TCP (no DataNode.socketFactory)",
+        tc.streamFailsWithoutTransport);
   }
 
   /**

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.util.ShutdownHookManager;
 import org.hadoophpc.net.Transport;
+import org.hadoophpc.net.TransportConfigKeys;
 import org.hadoophpc.net.TransportFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,8 +48,8 @@ final class TransferClient {
    * distinct set of them; its transport lives until the JVM exits).
    */
   static TransferClient shared(Configuration c) {
-    String settings = new java.util.TreeMap<>(c.getPropsWithPrefix("dfs.hpc.datatransfer."))
-        + " " + new java.util.TreeMap<>(c.getPropsWithPrefix("hadoop.hpc.transport"));
+    String settings = new java.util.TreeMap<>(c.getPropsWithPrefix(TransferConfigKeys.PREFIX))
+        + " " + new java.util.TreeMap<>(c.getPropsWithPrefix(TransportConfigKeys.TRANSPORT_KEY));
     TransferClient known = SHARED.get(settings);
     return known != null ? known : SHARED.computeIfAbsent(settings, k -> create(c));
   }
@@ -58,7 +59,7 @@ final class TransferClient {
     Transport t = null;
     String why = null;
     if (!conf.enabled) {
-      why = TransferConf.ENABLED_KEY + "=false";
+      why = TransferConfigKeys.ENABLED_KEY + "=false";
     } else {
       try {
         t = TransportFactory.create(c);
@@ -91,8 +92,8 @@ final class TransferClient {
     }
     LOG.info("HDFS DataTransfer from this process: {}", t != null
         ? "over the " + t.name() + " transport (endpoint = transfer port "
-            + (conf.portOffset >= 0 ? "+ " : "- ") + Math.abs(conf.portOffset) + ", strict="
-            + conf.strict + ")"
+            + (conf.portOffset >= 0 ? "+ " : "- ") + Math.abs(conf.portOffset)
+            + ", stream.fails.without.transport=" + conf.streamFailsWithoutTransport + ")"
         : "over TCP (" + why + ")");
     return new TransferClient(conf, t, why, TransferMetrics.client(),
         TransferMetrics.Role.CLIENT);
@@ -149,13 +150,14 @@ final class TransferClient {
   }
 
   /**
-   * Reaches {@code tcpAddress} over TCP for a while. Never when strict: there is no TCP to fall
+   * Reaches {@code tcpAddress} over TCP for a while. Never when streams fail without the
+   * transport ({@code STREAM_FAILS_WITHOUT_TRANSPORT_KEY}): there is no TCP to fall
    * back to, so every stream tries the transport, and a DataNode that was down a moment ago
    * (restarting for an upgrade, or a new one on a reused port) is reached as soon as it listens
    * again, as HDFS's restart wait and pipeline recovery expect.
    */
   void remember(InetSocketAddress tcpAddress, boolean busy) {
-    if (conf.strict) {
+    if (conf.streamFailsWithoutTransport) {
       return;
     }
     long ms = busy ? BUSY_CACHE_MS : conf.negativeCacheMs;

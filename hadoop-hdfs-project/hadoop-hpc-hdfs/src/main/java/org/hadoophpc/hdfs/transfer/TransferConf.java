@@ -3,58 +3,36 @@
  */
 package org.hadoophpc.hdfs.transfer;
 
+import static org.hadoophpc.hdfs.transfer.TransferConfigKeys.*;
+
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.util.StringUtils.TraditionalBinaryPrefix;
 import org.hadoophpc.net.TransportConfigKeys;
 
 /**
- * The keys of HDFS DataTransfer over the hpc transport, read once. The DataNode reads them in
- * {@link RdmaDataTransferPlugin}, clients and mirrors in {@link RdmaSocketFactory}.
+ * The keys of HDFS DataTransfer over the hpc transport ({@link TransferConfigKeys}), read once.
+ * The DataNode reads them in {@link RdmaDataTransferPlugin}, clients and mirrors in
+ * {@link RdmaSocketFactory}. Immutable.
  */
 public final class TransferConf {
-  /**
-   * Whether HDFS block transfers use the transport (the plugin and factory still must be set):
-   * {@code auto} (default) = where the transport is RDMA or the tcp transport was asked for
-   * (the rule: {@link TransferUse}), {@code true} = always, {@code false} = never.
-   */
-  public static final String ENABLED_KEY = "dfs.hpc.datatransfer.enabled";
+  // hpc-hdfs-default.xml documents the defaults (a test keeps it equal to the constants used
+  // here); it is deliberately not a default resource: added after the *-site.xml files a JVM has
+  // already loaded, it would override the site's settings of these keys in every Configuration.
 
-  /** The values of {@link #ENABLED_KEY}. */
+  static {
+    TransferConfigKeys.addDeprecations(); // before anything here reads a key
+  }
+
+  /** The values of {@link TransferConfigKeys#ENABLED_KEY}. */
   public enum Enabled { AUTO, TRUE, FALSE }
-
-  /** No fallback to TCP: a stream that cannot use the transport fails, naming this key. */
-  public static final String STRICT_KEY = "dfs.hpc.datatransfer.strict";
-  /**
-   * The transport endpoint of a DataNode is its TCP transfer port plus this. 0 (same number)
-   * needs a transport with its own port space (verbs: rdma_cm); the tcp transport needs another
-   * port, the same offset on every node.
-   */
-  public static final String PORT_OFFSET_KEY = "dfs.hpc.datatransfer.port.offset";
-  /** The most a client waits for the transport connection and HELLO before using TCP. */
-  public static final String CONNECT_TIMEOUT_KEY = "dfs.hpc.datatransfer.connect.timeout";
-  /** How long a DataNode that could not be reached over the transport is reached over TCP. */
-  public static final String NEGATIVE_CACHE_KEY = "dfs.hpc.datatransfer.negative.cache";
-  /** The most stream bytes in one message (a 64 KiB packet with its header and checksums fits). */
-  public static final String CHUNK_SIZE_KEY = "dfs.hpc.datatransfer.chunk.size";
-  /** Upstream messages a DataNode lets a client have unconsumed (per stream). */
-  public static final String WINDOW_KEY = "dfs.hpc.datatransfer.window";
-  /** Downstream places (PULLs) a client keeps parked at the DataNode (per stream). */
-  public static final String PULLS_KEY = "dfs.hpc.datatransfer.pulls";
-  /** Accepted streams waiting for an xceiver thread before new ones are refused (BUSY). */
-  public static final String ACCEPT_QUEUE_KEY = "dfs.hpc.datatransfer.accept.queue";
-  /**
-   * The thread waiting on a transfer stream (a client's reader or writer, a DataNode's xceiver,
-   * a mirror's responder) reads the stream's connection itself where the transport can (tcp),
-   * instead of the transport's thread reading and handing each message over: one wake-up per
-   * message instead of two. Read by clients, mirrors and DataNodes alike.
-   */
-  public static final String CALLER_READS_KEY = "dfs.hpc.datatransfer.caller.reads";
 
   /** Not turned off ({@link Enabled#AUTO} or {@link Enabled#TRUE}). */
   final boolean enabled;
   final Enabled enabledValue;
-  final boolean strict;
+  /** {@link TransferConfigKeys#STREAM_FAILS_WITHOUT_TRANSPORT_KEY}. */
+  final boolean streamFailsWithoutTransport;
   final int portOffset;
   final int connectTimeoutMs;
   final long negativeCacheMs;
@@ -70,16 +48,20 @@ public final class TransferConf {
   private TransferConf(Configuration conf) {
     enabledValue = enabled(conf);
     enabled = enabledValue != Enabled.FALSE;
-    strict = conf.getBoolean(STRICT_KEY, false);
-    portOffset = conf.getInt(PORT_OFFSET_KEY, 0);
-    connectTimeoutMs = (int) conf.getTimeDuration(CONNECT_TIMEOUT_KEY, 3000,
+    streamFailsWithoutTransport = conf.getBoolean(STREAM_FAILS_WITHOUT_TRANSPORT_KEY,
+        STREAM_FAILS_WITHOUT_TRANSPORT_DEFAULT);
+    portOffset = conf.getInt(PORT_OFFSET_KEY, PORT_OFFSET_DEFAULT);
+    connectTimeoutMs = (int) conf.getTimeDuration(CONNECT_TIMEOUT_KEY, CONNECT_TIMEOUT_DEFAULT,
         TimeUnit.MILLISECONDS);
-    negativeCacheMs = conf.getTimeDuration(NEGATIVE_CACHE_KEY, 60_000, TimeUnit.MILLISECONDS);
-    chunk = (int) conf.getLongBytes(CHUNK_SIZE_KEY, 128 * 1024);
-    window = conf.getInt(WINDOW_KEY, 0); // 0: the transport's default, window(boolean)
-    pulls = conf.getInt(PULLS_KEY, 0); // 0: the transport's default, pulls(boolean)
-    acceptQueue = conf.getInt(ACCEPT_QUEUE_KEY, 128);
-    callerReads = conf.getBoolean(CALLER_READS_KEY, true);
+    negativeCacheMs = conf.getTimeDuration(NEGATIVE_CACHE_KEY, NEGATIVE_CACHE_DEFAULT,
+        TimeUnit.MILLISECONDS);
+    // as Configuration.getLongBytes, with the default written as the XML writes it
+    chunk = (int) TraditionalBinaryPrefix.string2long(
+        conf.getTrimmed(CHUNK_SIZE_KEY, CHUNK_SIZE_DEFAULT));
+    window = conf.getInt(WINDOW_KEY, WINDOW_DEFAULT); // 0: the transport's, window(boolean)
+    pulls = conf.getInt(PULLS_KEY, PULLS_DEFAULT); // 0: the transport's, pulls(boolean)
+    acceptQueue = conf.getInt(ACCEPT_QUEUE_KEY, ACCEPT_QUEUE_DEFAULT);
+    callerReads = conf.getBoolean(CALLER_READS_KEY, CALLER_READS_DEFAULT);
     long io = conf.getTimeDuration(TransportConfigKeys.IO_TIMEOUT_KEY,
         TransportConfigKeys.IO_TIMEOUT_DEFAULT, TimeUnit.MILLISECONDS);
     parkMaxMs = Math.max(100, io / 3);
@@ -100,11 +82,11 @@ public final class TransferConf {
     check(acceptQueue >= 1, ACCEPT_QUEUE_KEY, acceptQueue);
   }
 
-  /** {@link #WINDOW_KEY} unset, where the transport does not send files itself (verbs). */
+  /** {@code WINDOW_KEY} unset, where the transport does not send files itself (verbs). */
   private static final int VERBS_WINDOW = 4;
 
   /**
-   * DATA messages a DataNode lets a client have unconsumed per stream: {@link #WINDOW_KEY} when
+   * DATA messages a DataNode lets a client have unconsumed per stream: {@code WINDOW_KEY} when
    * set, else 32 where the transport answers from files itself (tcp: the window is what a
    * socket's buffer is to stock TCP, up to 32 packets of the client's pool in flight; credit
    * then rides on the pipeline's acks instead of messages of its own: measured on a
@@ -118,7 +100,7 @@ public final class TransferConf {
   }
 
   /**
-   * PULLs a DataNode lets a client park per stream: {@link #PULLS_KEY} when set, else 16 where
+   * PULLs a DataNode lets a client park per stream: {@code PULLS_KEY} when set, else 16 where
    * the transport answers from files itself (tcp: a parked PULL holds no memory, its answer of
    * up to 4 packets goes by sendfile, so a stream holds at most 4 MiB of the client's pool; the
    * reader is then rarely left waiting: measured, context switches per 64 KiB packet 1.9 with
@@ -150,9 +132,9 @@ public final class TransferConf {
     return new TransferConf(off);
   }
 
-  /** {@link #ENABLED_KEY} of {@code conf}; anything but auto/true/false is refused. */
+  /** {@code ENABLED_KEY} of {@code conf}; anything but auto/true/false is refused. */
   static Enabled enabled(Configuration conf) {
-    String v = conf.getTrimmed(ENABLED_KEY, "auto");
+    String v = conf.getTrimmed(ENABLED_KEY, ENABLED_DEFAULT);
     for (Enabled e : Enabled.values()) {
       if (e.name().equalsIgnoreCase(v)) {
         return e;

@@ -121,7 +121,7 @@ final class TransferHandler implements RequestHandler {
     if (!peers.offer(peer)) {
       pipes.remove(connection);
       refuse(connection, requestId, TransferError.BUSY, "accept queue of " + conf.acceptQueue
-          + " full (" + TransferConf.ACCEPT_QUEUE_KEY + ")");
+          + " full (" + TransferConfigKeys.ACCEPT_QUEUE_KEY + ")");
       return;
     }
     Buffer ok = pool.allocate(TransferWire.OK_BYTES);

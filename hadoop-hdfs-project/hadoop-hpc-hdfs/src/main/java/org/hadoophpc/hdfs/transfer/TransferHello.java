@@ -109,8 +109,8 @@ final class TransferHello {
           throw new TransferRefusedException(TransferError.PROTOCOL, endpoint + " grants a window"
               + " of " + window + " DATA messages: with a PULL that is more than this client's "
               + TransportConfigKeys.MAX_INFLIGHT_KEY + "=" + conf.maxInflight
-              + " requests in flight; raise it (or lower the DataNode's " + TransferConf.WINDOW_KEY
-              + ")");
+              + " requests in flight; raise it (or lower the DataNode's "
+              + TransferConfigKeys.WINDOW_KEY + ")");
         }
         p = ClientPipe.started(c, transport.bufferPool(), metrics, chunk, window, park);
       } finally {

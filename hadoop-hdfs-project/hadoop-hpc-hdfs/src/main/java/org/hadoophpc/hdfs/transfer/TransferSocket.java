@@ -76,11 +76,12 @@ final class TransferSocket extends Socket {
         error = e;
       }
     }
-    if (client.conf.strict && why != TransferMetrics.Fallback.DISABLED) {
+    if (client.conf.streamFailsWithoutTransport && why != TransferMetrics.Fallback.DISABLED) {
       ConnectException e = new ConnectException("HDFS transfer stream to " + to
           + " cannot use the transport (" + why + (error != null ? ": " + error.getMessage()
           : why == TransferMetrics.Fallback.NO_TRANSPORT ? ": " + client.noTransportReason()
-          : "") + ") and " + TransferConf.STRICT_KEY + "=true forbids TCP");
+          : "") + ") and " + TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY
+          + "=true forbids TCP");
       if (error != null) {
         e.initCause(error);
       }

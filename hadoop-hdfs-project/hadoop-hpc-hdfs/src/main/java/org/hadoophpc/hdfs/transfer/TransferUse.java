@@ -56,7 +56,7 @@ final class TransferUse {
    */
   static Decision decide(TransferConf tc, Configuration conf, Supplier<RdmaDevices> probe) {
     if (tc.enabledValue == TransferConf.Enabled.FALSE) {
-      return new Decision("none", TransferConf.ENABLED_KEY + "=false");
+      return new Decision("none", TransferConfigKeys.ENABLED_KEY + "=false");
     }
     TransportConf t = TransportConf.from(conf);
     if (t.kind() == TransportConf.Kind.TCP) {
@@ -87,9 +87,9 @@ final class TransferUse {
   }
 
   private static String noRdma(String reason) {
-    return "no usable RDMA (" + reason + "); " + TransferConf.ENABLED_KEY + "=auto uses the "
+    return "no usable RDMA (" + reason + "); " + TransferConfigKeys.ENABLED_KEY + "=auto uses the "
         + "transport on RDMA or with " + TransportConfigKeys.TRANSPORT_KEY + "=tcp; set "
-        + TransferConf.ENABLED_KEY + "=true to use the tcp transport anyway";
+        + TransferConfigKeys.ENABLED_KEY + "=true to use the tcp transport anyway";
   }
 
   /**

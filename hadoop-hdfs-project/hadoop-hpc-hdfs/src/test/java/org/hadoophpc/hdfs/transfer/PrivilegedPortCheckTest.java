@@ -63,7 +63,7 @@ class PrivilegedPortCheckTest {
     testing.set("dfs.datanode.address", "0.0.0.0:9866");
     testing.setBoolean("ignore.secure.ports.for.testing", true);
     Configuration off = secureOnPrivilegedPort();
-    off.set(TransferConf.ENABLED_KEY, "false");
+    off.set(TransferConfigKeys.ENABLED_KEY, "false");
     Configuration noPlugin = secureOnPrivilegedPort();
     noPlugin.set("dfs.datanode.plugins", "org.example.Other");
     for (Configuration c : new Configuration[] {encrypted, simple, sasl, ephemeral, testing, off,
@@ -89,9 +89,9 @@ class PrivilegedPortCheckTest {
   @Test
   void aBadEnabledValueIsRefused() {
     Configuration c = secureOnPrivilegedPort();
-    c.set(TransferConf.ENABLED_KEY, "yes");
+    c.set(TransferConfigKeys.ENABLED_KEY, "yes");
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> PrivilegedPortCheck.checkDataNode(c));
-    assertTrue(e.getMessage().contains(TransferConf.ENABLED_KEY), e.getMessage());
+    assertTrue(e.getMessage().contains(TransferConfigKeys.ENABLED_KEY), e.getMessage());
   }
 }

@@ -39,8 +39,8 @@ final class TransferCluster {
       conf.set("dfs.datanode.plugins", RdmaDataTransferPlugin.class.getName());
       conf.set("hadoop.rpc.socket.factory.class.ClientProtocol",
           RdmaSocketFactory.class.getName());
-      conf.setBoolean(TransferConf.STRICT_KEY, true);
-      conf.setInt(TransferConf.PORT_OFFSET_KEY, OFFSET);
+      conf.setBoolean(TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY, true);
+      conf.setInt(TransferConfigKeys.PORT_OFFSET_KEY, OFFSET);
     }
     return conf;
   }

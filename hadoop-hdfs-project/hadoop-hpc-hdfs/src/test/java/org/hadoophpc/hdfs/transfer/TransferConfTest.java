@@ -22,7 +22,7 @@ class TransferConfTest {
     TransferConf byTransport = TransferConf.from(c);
     assertEquals(16, byTransport.pulls(true), "tcp (answers from files itself)");
     assertEquals(8, byTransport.pulls(false), "verbs");
-    c.setInt(TransferConf.PULLS_KEY, 5);
+    c.setInt(TransferConfigKeys.PULLS_KEY, 5);
     TransferConf set = TransferConf.from(c);
     assertEquals(5, set.pulls(true));
     assertEquals(5, set.pulls(false));
@@ -34,32 +34,33 @@ class TransferConfTest {
     TransferConf byTransport = TransferConf.from(c);
     assertEquals(32, byTransport.window(true), "tcp (answers from files itself)");
     assertEquals(4, byTransport.window(false), "verbs");
-    c.setInt(TransferConf.WINDOW_KEY, 6);
+    c.setInt(TransferConfigKeys.WINDOW_KEY, 6);
     TransferConf set = TransferConf.from(c);
     assertEquals(6, set.window(true));
     assertEquals(6, set.window(false));
-    c.setInt(TransferConf.WINDOW_KEY, -1);
+    c.setInt(TransferConfigKeys.WINDOW_KEY, -1);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> TransferConf.from(c));
-    assertTrue(e.getMessage().contains(TransferConf.WINDOW_KEY), e.getMessage());
+    assertTrue(e.getMessage().contains(TransferConfigKeys.WINDOW_KEY), e.getMessage());
   }
 
   @Test
   void aNegativePullCountIsRefusedNamingTheKey() {
     Configuration c = new Configuration(false);
-    c.setInt(TransferConf.PULLS_KEY, -1);
+    c.setInt(TransferConfigKeys.PULLS_KEY, -1);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> TransferConf.from(c));
-    assertTrue(e.getMessage().contains(TransferConf.PULLS_KEY), e.getMessage());
+    assertTrue(e.getMessage().contains(TransferConfigKeys.PULLS_KEY), e.getMessage());
   }
 
   @Test
   void pullsThatLeaveNoRoomForTheWindowAreRefusedAtStartNamingBothKeys() {
     Configuration c = new Configuration(false);
-    c.setInt(TransferConf.PULLS_KEY, 64); // with the smallest default window (4), max.inflight 64
+    // with the smallest default window (4), max.inflight 64
+    c.setInt(TransferConfigKeys.PULLS_KEY, 64);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> TransferConf.from(c));
-    assertTrue(e.getMessage().contains(TransferConf.PULLS_KEY + "=64"), e.getMessage());
+    assertTrue(e.getMessage().contains(TransferConfigKeys.PULLS_KEY + "=64"), e.getMessage());
     assertTrue(e.getMessage().contains(TransportConfigKeys.MAX_INFLIGHT_KEY + "=64"),
         e.getMessage());
     c.setInt(TransportConfigKeys.MAX_INFLIGHT_KEY, 128);

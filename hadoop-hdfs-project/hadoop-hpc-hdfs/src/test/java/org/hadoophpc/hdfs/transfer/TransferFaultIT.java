@@ -194,8 +194,8 @@ class TransferFaultIT {
   @Test
   void aDataNodeWithoutThePluginIsReachedOverTcpUnlessStrict() throws Exception {
     Configuration conf = TransferCluster.conf("transfer-mixed", true);
-    conf.setBoolean(TransferConf.STRICT_KEY, false);
-    conf.set(TransferConf.CONNECT_TIMEOUT_KEY, "2s");
+    conf.setBoolean(TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY, false);
+    conf.set(TransferConfigKeys.CONNECT_TIMEOUT_KEY, "2s");
     conf.setInt("dfs.replication", 1);
     conf.set("dfs.datanode.plugins", ""); // no DataNode serves the transport
     try (MiniDFSCluster cluster = TransferCluster.start(conf, 1)) {

@@ -65,7 +65,7 @@ class TransferStreamTest {
     Configuration conf = new Configuration(false);
     conf.set("hadoop.hpc.transport", "tcp");
     conf.set("hadoop.hpc.transport.io.timeout", IO_TIMEOUT_MS + "ms");
-    conf.setBoolean(TransferConf.STRICT_KEY, true);
+    conf.setBoolean(TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY, true);
     TransferConf tc = TransferConf.from(conf);
     server = TransportFactory.create(conf);
     peers = new TransferPeerServer(4, "test");
@@ -236,7 +236,8 @@ class TransferStreamTest {
           () -> NetUtils.connect(s, at, 5000));
       assertTrue(e.getMessage().contains("BUSY") || e.getMessage().contains("accept queue"),
           e.getMessage());
-      assertTrue(e.getMessage().contains(TransferConf.STRICT_KEY), e.getMessage());
+      assertTrue(e.getMessage().contains(TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY),
+          e.getMessage());
     } finally {
       for (Socket s : open) {
         s.close();
@@ -253,7 +254,7 @@ class TransferStreamTest {
   void aClientThatMayUseTcpGoesOverTcpWhenRefusedAsBusy() throws Exception {
     Configuration lenient = new Configuration(false);
     lenient.set("hadoop.hpc.transport", "tcp");
-    lenient.setBoolean(TransferConf.STRICT_KEY, false);
+    lenient.setBoolean(TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY, false);
     TransferMetrics metrics = TransferMetrics.of("stream-test-lenient");
     TransferClient c = new TransferClient(TransferConf.from(lenient), clientTransport, null,
         metrics, TransferMetrics.Role.CLIENT);
@@ -353,8 +354,8 @@ class TransferStreamTest {
     };
     Configuration conf = new Configuration(false);
     conf.set("hadoop.hpc.transport", "tcp");
-    conf.setBoolean(TransferConf.STRICT_KEY, true);
-    conf.set(TransferConf.CONNECT_TIMEOUT_KEY, "500ms");
+    conf.setBoolean(TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY, true);
+    conf.set(TransferConfigKeys.CONNECT_TIMEOUT_KEY, "500ms");
     TransferMetrics metrics = TransferMetrics.of("stream-test-retry");
     TransferClient quick = new TransferClient(TransferConf.from(conf), clientTransport, null,
         metrics, TransferMetrics.Role.CLIENT);
@@ -494,7 +495,8 @@ class TransferStreamTest {
       Socket s = new RdmaSocketFactory(client).createSocket();
       ConnectException e = assertThrows(ConnectException.class,
           () -> NetUtils.connect(s, other.address(), 5000));
-      assertTrue(e.getMessage().contains(TransferConf.STRICT_KEY), e.getMessage());
+      assertTrue(e.getMessage().contains(TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY),
+          e.getMessage());
       assertFalse(s.isConnected());
     }
   }

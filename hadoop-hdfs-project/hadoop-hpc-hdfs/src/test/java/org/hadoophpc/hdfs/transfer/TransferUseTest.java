@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 
 import org.apache.hadoop.conf.Configuration;
 import org.hadoophpc.nativeio.RdmaDevices;
+import org.hadoophpc.net.TransportConfigKeys;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,7 +33,7 @@ class TransferUseTest {
   private static Configuration conf(String enabled, String transport) {
     Configuration c = new Configuration(false);
     if (enabled != null) {
-      c.set(TransferConf.ENABLED_KEY, enabled);
+      c.set(TransferConfigKeys.ENABLED_KEY, enabled);
     }
     if (transport != null) {
       c.set("hadoop.hpc.transport", transport);
@@ -85,7 +86,7 @@ class TransferUseTest {
   @Test
   void verbsRequiredIsLeftToTheFactoryToRefuse() {
     Configuration c = conf(null, "verbs");
-    c.setBoolean("hadoop.hpc.transport.strict", true);
+    c.setBoolean(TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY, true);
     TransferUse.Decision d = decide(c, NONE);
     assertFalse(d.stockTcp(), "strict verbs must fail loudly in the factory, not go quiet");
   }

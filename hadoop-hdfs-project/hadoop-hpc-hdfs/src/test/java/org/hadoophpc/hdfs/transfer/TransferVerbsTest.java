@@ -88,15 +88,15 @@ class TransferVerbsTest {
     // ~230 s under the VM lane's TCG in CI, and MiniDFSCluster always starts that server.)
     conf.setBoolean("dfs.webhdfs.enabled", false);
     conf.set(TransportConfigKeys.TRANSPORT_KEY, "verbs");
-    conf.setBoolean(TransportConfigKeys.STRICT_KEY, true);
+    conf.setBoolean(TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY, true);
     conf.set(TransportConfigKeys.VERBS_DEVICE_KEY, device.name());
     conf.set("dfs.datanode.plugins", RdmaDataTransferPlugin.class.getName());
     conf.set("hadoop.rpc.socket.factory.class.ClientProtocol", RdmaSocketFactory.class.getName());
-    conf.setBoolean(TransferConf.STRICT_KEY, true);
-    conf.setInt(TransferConf.PORT_OFFSET_KEY, 0);
+    conf.setBoolean(TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY, true);
+    conf.setInt(TransferConfigKeys.PORT_OFFSET_KEY, 0);
     // connect + HELLO within 15 s, not 3: the default is sized for real CPUs, and the VM lane
     // emulates its CPUs (TCG) many times slower; strict, one late HELLO would fail the write
-    conf.set(TransferConf.CONNECT_TIMEOUT_KEY, "15s");
+    conf.set(TransferConfigKeys.CONNECT_TIMEOUT_KEY, "15s");
     // clients and mirrors reach DataNodes by the device's address, not the NameNode's view
     conf.setBoolean("dfs.client.use.datanode.hostname", true);
     conf.setBoolean("dfs.datanode.use.datanode.hostname", true);

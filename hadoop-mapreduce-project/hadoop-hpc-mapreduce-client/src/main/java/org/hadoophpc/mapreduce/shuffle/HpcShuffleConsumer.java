@@ -14,6 +14,7 @@ import org.apache.hadoop.mapred.Reporter;
 import org.apache.hadoop.mapred.ShuffleConsumerPlugin;
 import org.apache.hadoop.mapred.Task;
 import org.apache.hadoop.mapred.TaskStatus;
+import org.apache.hadoop.mapreduce.MRConfig;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.task.reduce.ExceptionReporter;
@@ -51,8 +52,8 @@ import org.slf4j.LoggerFactory;
  * token for the job, or the transport cannot open, the task switches to stock's HTTP
  * {@link Fetcher}s on the same scheduler and merger (keeping what it already fetched), logs the
  * reason once and counts {@link HpcShuffleCounter#FALLBACKS}; with
- * {@code mapreduce.hpc.shuffle.strict=true} it fails with that reason instead. Local (uber) runs
- * and encrypted intermediate data use stock's shuffle from the start.
+ * {@code mapreduce.hpc.shuffle.reducer.fails.without.hpc=true} it fails with that reason instead.
+ * Local (uber) runs and encrypted intermediate data use stock's shuffle from the start.
  *
  * <p>MapReduce over Lustre without local disks ({@code mapreduce.hpc.lustre.mode=no-local-disks}):
  * no network at all; {@link SharedFsFetcher}s read each map's published output straight from
@@ -213,9 +214,10 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
 
   /**
    * Why a reducer of {@code job} uses stock's shuffle from the start (whatever
-   * {@code mapreduce.hpc.shuffle.strict} says: these are not failures), or null: its map outputs
-   * are local (uber and local jobs), or its intermediate data is encrypted or its shuffle TLS,
-   * which only stock serves (TLS: unless plaintext over verbs is allowed and verbs is here).
+   * {@code mapreduce.hpc.shuffle.reducer.fails.without.hpc} says: these are not failures), or
+   * null: its map outputs are local (uber and local jobs), or its intermediate data is encrypted
+   * or its shuffle TLS, which only stock serves (TLS: unless plaintext over verbs is allowed and
+   * verbs is here).
    */
   static String stockReason(JobConf job, boolean localMapOutputs) {
     if (localMapOutputs) {
@@ -225,7 +227,8 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
         MRJobConfig.DEFAULT_MR_ENCRYPTED_INTERMEDIATE_DATA)) {
       return MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA + "=true is served by stock only";
     }
-    if (job.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
+    if (job.getBoolean(MRConfig.SHUFFLE_SSL_ENABLED_KEY,
+        MRConfig.SHUFFLE_SSL_ENABLED_DEFAULT)) {
       return sslStockReason(job);
     }
     return null;
@@ -238,7 +241,7 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
    * serve the hpc shuffle over tcp at all).
    */
   private static String sslStockReason(JobConf job) {
-    String ssl = ShuffleConfigKeys.STOCK_SSL_ENABLED + "=true";
+    String ssl = MRConfig.SHUFFLE_SSL_ENABLED_KEY + "=true";
     if (!job.getBoolean(ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY,
         ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_DEFAULT)) {
       return ssl + " and the hpc shuffle does not encrypt (set "
@@ -284,11 +287,12 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
     if (!shuffleConf.tcpFallback()) {
       return ShuffleConfigKeys.TCP_FALLBACK_KEY + "=false";
     }
-    if (transportConf.strict()) {
-      return TransportConfigKeys.STRICT_KEY + "=true";
+    if (transportConf.openFailsWithoutVerbs()) {
+      return TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY + "=true";
     }
-    if (jobConf.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
-      return ShuffleConfigKeys.STOCK_SSL_ENABLED + "=true (never plaintext over tcp)";
+    if (jobConf.getBoolean(MRConfig.SHUFFLE_SSL_ENABLED_KEY,
+        MRConfig.SHUFFLE_SSL_ENABLED_DEFAULT)) {
+      return MRConfig.SHUFFLE_SSL_ENABLED_KEY + "=true (never plaintext over tcp)";
     }
     return null;
   }
@@ -309,7 +313,8 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
   private void switchToStock(int parallel) throws InterruptedException {
     stopFetchers();
     LOG.warn("hpc shuffle: falling back to the stock HTTP shuffle for the rest of {}: {} (set {}"
-        + "=true to fail instead)", reduceId, fallbackReason, ShuffleConfigKeys.STRICT_KEY);
+        + "=true to fail instead)", reduceId, fallbackReason,
+        ShuffleConfigKeys.REDUCER_FAILS_WITHOUT_HPC_KEY);
     reporter.incrCounter(HpcShuffleCounter.FALLBACKS, 1);
     Task task = context.getReduceTask();
     for (int i = 0; i < parallel; i++) {
@@ -331,13 +336,14 @@ public class HpcShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, Ex
   }
 
   /**
-   * Asks the task to continue with stock's shuffle (or, when strict, to fail) because of
+   * Asks the task to continue with stock's shuffle (or, under
+   * {@code REDUCER_FAILS_WITHOUT_HPC_KEY}, to fail) because of
    * {@code reason}; the fetcher that calls this has put its maps back.
    */
   void requestFallback(String reason) {
-    if (shuffleConf.strict()) {
-      reportException(new IOException("hpc shuffle required (" + ShuffleConfigKeys.STRICT_KEY
-          + "=true) but " + reason));
+    if (shuffleConf.reducerFailsWithoutHpc()) {
+      reportException(new IOException("hpc shuffle required ("
+          + ShuffleConfigKeys.REDUCER_FAILS_WITHOUT_HPC_KEY + "=true) but " + reason));
       return;
     }
     synchronized (this) {

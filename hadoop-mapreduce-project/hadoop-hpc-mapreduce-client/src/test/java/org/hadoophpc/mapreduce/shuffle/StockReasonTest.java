@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapreduce.MRConfig;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.junit.jupiter.api.Test;
 
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class StockReasonTest {
   private static JobConf job() {
     JobConf c = new JobConf(false);
-    c.setBoolean(ShuffleConfigKeys.STRICT_KEY, true);
+    c.setBoolean(ShuffleConfigKeys.REDUCER_FAILS_WITHOUT_HPC_KEY, true);
     c.set("hadoop.hpc.transport", "tcp");
     return c;
   }
@@ -45,7 +46,7 @@ class StockReasonTest {
   @Test
   void aTlsShuffleUsesStockUnlessPlaintextOverVerbsIsAllowed() {
     JobConf c = job();
-    c.setBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, true);
+    c.setBoolean(MRConfig.SHUFFLE_SSL_ENABLED_KEY, true);
     String why = HpcShuffleConsumer.stockReason(c, false);
     assertTrue(why != null && why.contains(ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY), why);
     c.setBoolean(ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY, true);

@@ -33,9 +33,10 @@ public enum LustreMode {
 
   /** The mode {@code conf} asks for; a bad value throws naming the key and the valid values. */
   public static LustreMode from(Configuration conf) {
-    String ours = conf.getTrimmed(ShuffleConfigKeys.LUSTRE_MODE_KEY);
-    String hibd = conf.getTrimmed(ShuffleConfigKeys.HIBD_LUSTRE_MODE);
-    if ((ours == null || ours.isEmpty()) && hibd != null && !hibd.isEmpty()) {
+    String ours = conf.getTrimmed(ShuffleConfigKeys.LUSTRE_MODE_KEY,
+        ShuffleConfigKeys.LUSTRE_MODE_DEFAULT);
+    String hibd = conf.getTrimmed(ShuffleConfigKeys.HIBD_LUSTRE_MODE_KEY); // no default: unset
+    if (ours.isEmpty() && hibd != null && !hibd.isEmpty()) {
       switch (hibd) {
         case "0":
           return OFF;
@@ -44,12 +45,12 @@ public enum LustreMode {
         case "2":
           return NO_LOCAL_DISKS;
         default:
-          throw new IllegalArgumentException(ShuffleConfigKeys.HIBD_LUSTRE_MODE + "=" + hibd
+          throw new IllegalArgumentException(ShuffleConfigKeys.HIBD_LUSTRE_MODE_KEY + "=" + hibd
               + " is not a mode: 1 = MapReduce over Lustre with local disks, 2 = without (or set "
               + ShuffleConfigKeys.LUSTRE_MODE_KEY + ")");
       }
     }
-    String v = ours == null || ours.isEmpty() ? OFF.value : ours.toLowerCase(Locale.ROOT);
+    String v = ours.isEmpty() ? OFF.value : ours.toLowerCase(Locale.ROOT);
     for (LustreMode m : values()) {
       if (m.value.equals(v)) {
         return m;

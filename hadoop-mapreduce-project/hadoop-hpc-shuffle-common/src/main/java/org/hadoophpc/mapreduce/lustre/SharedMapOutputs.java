@@ -45,7 +45,8 @@ public final class SharedMapOutputs {
    * when it is unset or not a local (POSIX) absolute path.
    */
   public static SharedMapOutputs from(Configuration conf) {
-    String v = conf.getTrimmed(ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY, "");
+    String v = conf.getTrimmed(ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY,
+        ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_DEFAULT);
     if (v.isEmpty()) {
       throw new IllegalArgumentException(ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY + " is not set:"
           + " the " + LustreMode.NO_LOCAL_DISKS.value() + " mode needs a directory on the shared"

@@ -17,6 +17,10 @@ public final class ShuffleConf {
   // here); it is deliberately not a default resource: added after the *-site.xml files a JVM has
   // already loaded, it would override the site's settings of these keys in every Configuration.
 
+  static {
+    ShuffleConfigKeys.addDeprecations(); // before anything here reads a key
+  }
+
   private final int port;
   private final int portRange;
   private final String bindHost;
@@ -26,7 +30,7 @@ public final class ShuffleConf {
   private final long prefetchMax;
   private final int chunkSize;
   private final int fetchInflight;
-  private final boolean strict;
+  private final boolean reducerFailsWithoutHpc;
   private final boolean callerReads;
   private final boolean sendfile;
   private final boolean tcpFallback;
@@ -82,7 +86,8 @@ public final class ShuffleConf {
       }
       fetchInflight = atLeast(FETCH_INFLIGHT_KEY, n, 1);
     }
-    strict = conf.getBoolean(STRICT_KEY, STRICT_DEFAULT);
+    reducerFailsWithoutHpc = conf.getBoolean(REDUCER_FAILS_WITHOUT_HPC_KEY,
+        REDUCER_FAILS_WITHOUT_HPC_DEFAULT);
     sendfile = conf.getBoolean(SENDFILE_KEY, SENDFILE_DEFAULT);
     callerReads = conf.getBoolean(CALLER_READS_KEY, CALLER_READS_DEFAULT);
     tcpFallback = conf.getBoolean(TCP_FALLBACK_KEY, TCP_FALLBACK_DEFAULT);
@@ -196,8 +201,9 @@ public final class ShuffleConf {
         : "tcp".equals(transport) ? FETCH_INFLIGHT_TCP : FETCH_INFLIGHT_VERBS;
   }
 
-  public boolean strict() {
-    return strict;
+  /** Reducer: fail rather than use stock's shuffle ({@code REDUCER_FAILS_WITHOUT_HPC_KEY}). */
+  public boolean reducerFailsWithoutHpc() {
+    return reducerFailsWithoutHpc;
   }
 
   /** NodeManager: answer reads with {@code Responder.respondFile} where the transport can. */
@@ -232,7 +238,7 @@ public final class ShuffleConf {
         + (portRange > 1 ? "+" + (portRange - 1) : "") + " chunk="
         + (chunkSize > 0 ? Integer.toString(chunkSize) : "by-transport") + " inflight="
         + (fetchInflight > 0 ? Integer.toString(fetchInflight) : "by-transport")
-        + " prefetch=" + prefetchMax + " strict=" + strict
+        + " prefetch=" + prefetchMax + " reducer.fails.without.hpc=" + reducerFailsWithoutHpc
         + " sendfile=" + sendfile + " tcp.fallback=" + tcpFallback + " server.io.threads="
         + serverIoThreads + " events="
         + eventsInterval + "ms/" + eventsBudget + "/s";

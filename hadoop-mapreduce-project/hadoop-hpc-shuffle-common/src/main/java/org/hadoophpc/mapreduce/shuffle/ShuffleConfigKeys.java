@@ -3,11 +3,16 @@
  */
 package org.hadoophpc.mapreduce.shuffle;
 
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.conf.Configuration.DeprecationDelta;
+
 /**
  * Configuration keys of the hadoop-hpc shuffle (the NodeManager's
  * {@code org.hadoophpc.yarn.shuffle.HpcShuffleHandler} and the reducer plugin
- * {@code HpcShuffleConsumer}). Every key is also in {@code hpc-shuffle-default.xml}
- * ({@code ShuffleConfigKeysTest} keeps the two in step). Read once into {@link ShuffleConf}.
+ * {@code HpcShuffleConsumer}). Every key is also in {@code hpc-shuffle-default.xml} in this jar,
+ * the reference for users ({@code ShuffleConfigKeysTest} keeps the two in step); it is not a
+ * default resource. Read once into {@link ShuffleConf}, which registers the deprecated names
+ * ({@link #addDeprecations()}) before it reads.
  *
  * <p>The transport underneath (verbs or tcp, device, timeouts, registered memory) is configured
  * with the {@code hadoop.hpc.transport.*} keys and HiBD's {@code hadoop.ib.enabled},
@@ -51,9 +56,6 @@ public final class ShuffleConfigKeys {
    */
   public static final String SSL_VERBS_PLAINTEXT_KEY = "mapreduce.hpc.shuffle.ssl.verbs.plaintext";
   public static final boolean SSL_VERBS_PLAINTEXT_DEFAULT = false;
-
-  /** Stock's key for TLS on the shuffle (both the NodeManager and the job read it). */
-  public static final String STOCK_SSL_ENABLED = "mapreduce.shuffle.ssl.enabled";
 
   /** Service threads reading map-output files (the transport's event threads never block). */
   public static final String SERVER_THREADS_KEY = "mapreduce.hpc.shuffle.server.threads";
@@ -113,8 +115,12 @@ public final class ShuffleConfigKeys {
    * it, transport unusable) fails with the reason; false: it falls back to the stock HTTP
    * shuffle for the rest of its run, logs why and counts it in HPC_SHUFFLE.FALLBACKS.
    */
-  public static final String STRICT_KEY = "mapreduce.hpc.shuffle.strict";
-  public static final boolean STRICT_DEFAULT = false;
+  public static final String REDUCER_FAILS_WITHOUT_HPC_KEY =
+      "mapreduce.hpc.shuffle.reducer.fails.without.hpc";
+  public static final boolean REDUCER_FAILS_WITHOUT_HPC_DEFAULT = false;
+  /** The earlier name of {@link #REDUCER_FAILS_WITHOUT_HPC_KEY}, still read. */
+  public static final String REDUCER_FAILS_WITHOUT_HPC_DEPRECATED_KEY =
+      "mapreduce.hpc.shuffle.strict";
 
   /**
    * NodeManager: answer reads straight from the map-output file where the transport can (tcp:
@@ -136,8 +142,9 @@ public final class ShuffleConfigKeys {
    * Both sides, over verbs: the NodeManager's service also listens over tcp (unless stock's
    * shuffle is on TLS: never plaintext over tcp), and a reducer that cannot reach a host's
    * service over verbs fetches from it over tcp before giving up on the hpc path for that host.
-   * Off, or with {@code hadoop.hpc.transport.strict=true}, a host unreachable over verbs is
-   * handled as before: the reducer falls back to stock's HTTP shuffle (or fails when strict).
+   * Off, or with {@code hadoop.hpc.transport.open.fails.without.verbs=true}, a host unreachable
+   * over verbs is handled as before: the reducer falls back to stock's HTTP shuffle (or fails,
+   * under {@link #REDUCER_FAILS_WITHOUT_HPC_KEY}).
    */
   public static final String TCP_FALLBACK_KEY = "mapreduce.hpc.shuffle.tcp.fallback";
   public static final boolean TCP_FALLBACK_DEFAULT = true;
@@ -163,13 +170,17 @@ public final class ShuffleConfigKeys {
    * mount, intermediate data on node-local disks, shuffled over the network as configured);
    * {@code no-local-disks} (intermediate data on Lustre: each map publishes its one output file and
    * index under {@link #LUSTRE_SHUFFLE_DIR_KEY}, reducers read them straight from there, no network
-   * shuffle). Unset (the default): HiBD's {@link #HIBD_LUSTRE_MODE} (1 or 2) if set, else off.
+   * shuffle). Empty (the default): HiBD's {@link #HIBD_LUSTRE_MODE_KEY} (1 or 2) if set, else
+   * off.
    */
   public static final String LUSTRE_MODE_KEY = "mapreduce.hpc.lustre.mode";
   public static final String LUSTRE_MODE_DEFAULT = "";
 
-  /** HiBD's spelling of {@link #LUSTRE_MODE_KEY}: 1 = with local disks, 2 = without. */
-  public static final String HIBD_LUSTRE_MODE = "mapred.rdma.shuffle.lustre";
+  /**
+   * HiBD's spelling of {@link #LUSTRE_MODE_KEY}: 1 = with local disks, 2 = without (0 = off);
+   * read when ours is empty. No default of its own.
+   */
+  public static final String HIBD_LUSTRE_MODE_KEY = "mapred.rdma.shuffle.lustre";
 
   /**
    * Directory on the shared (Lustre) mount where maps publish their output in the
@@ -179,4 +190,17 @@ public final class ShuffleConfigKeys {
    */
   public static final String LUSTRE_SHUFFLE_DIR_KEY = "mapreduce.hpc.lustre.shuffle.dir";
   public static final String LUSTRE_SHUFFLE_DIR_DEFAULT = "";
+
+  /**
+   * Registers the deprecated names of these keys with Hadoop's {@link Configuration}, so that a
+   * value set under an old name is read under the new one (with Hadoop's one-time deprecation
+   * warning naming it). The readers call this from their static initializers: the key
+   * constants are inlined where they are used, so this class's own initializer may never run.
+   * Idempotent (Hadoop keeps the first registration of a name).
+   */
+  public static void addDeprecations() {
+    Configuration.addDeprecations(new DeprecationDelta[] {
+        new DeprecationDelta(REDUCER_FAILS_WITHOUT_HPC_DEPRECATED_KEY,
+            REDUCER_FAILS_WITHOUT_HPC_KEY)});
+  }
 }

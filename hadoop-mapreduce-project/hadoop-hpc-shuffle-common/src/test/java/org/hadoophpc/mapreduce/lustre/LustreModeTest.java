@@ -20,7 +20,7 @@ class LustreModeTest {
       c.set(ShuffleConfigKeys.LUSTRE_MODE_KEY, ours);
     }
     if (hibd != null) {
-      c.set(ShuffleConfigKeys.HIBD_LUSTRE_MODE, hibd);
+      c.set(ShuffleConfigKeys.HIBD_LUSTRE_MODE_KEY, hibd);
     }
     return LustreMode.from(c);
   }
@@ -40,7 +40,7 @@ class LustreModeTest {
     // a task's configuration carries hpc-shuffle-default.xml once ShuffleConf is loaded
     Configuration c = new Configuration(false);
     c.addResource("hpc-shuffle-default.xml");
-    c.set(ShuffleConfigKeys.HIBD_LUSTRE_MODE, "2");
+    c.set(ShuffleConfigKeys.HIBD_LUSTRE_MODE_KEY, "2");
     assertEquals(LustreMode.NO_LOCAL_DISKS, LustreMode.from(c));
   }
 
@@ -51,6 +51,7 @@ class LustreModeTest {
     assertTrue(e.getMessage().contains(ShuffleConfigKeys.LUSTRE_MODE_KEY + "=lustre"),
         e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> mode(null, "3"));
-    assertTrue(e.getMessage().contains(ShuffleConfigKeys.HIBD_LUSTRE_MODE + "=3"), e.getMessage());
+    assertTrue(e.getMessage().contains(ShuffleConfigKeys.HIBD_LUSTRE_MODE_KEY + "=3"),
+        e.getMessage());
   }
 }

@@ -3,48 +3,59 @@
  */
 package org.hadoophpc.mapreduce.shuffle;
 
+import static org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys.REDUCER_FAILS_WITHOUT_HPC_DEPRECATED_KEY;
+import static org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys.REDUCER_FAILS_WITHOUT_HPC_KEY;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.InputStream;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
+import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.HashSet;
-import java.util.Map;
-import java.util.Set;
 
 import org.apache.hadoop.conf.Configuration;
+import org.hadoophpc.conf.ConfigKeysTestBase;
+import org.hadoophpc.tools.DaemonCheck;
 import org.junit.jupiter.api.Test;
 
 /** {@link ShuffleConfigKeys} and hpc-shuffle-default.xml agree; bad values name their key. */
-class ShuffleConfigKeysTest {
+class ShuffleConfigKeysTest extends ConfigKeysTestBase {
+  ShuffleConfigKeysTest() {
+    super("hpc-shuffle-default.xml", ShuffleConfigKeys.class,
+        ShuffleConfigKeys.HIBD_LUSTRE_MODE_KEY);
+  }
 
   @Test
-  void classAndDefaultXmlAgree() throws Exception {
-    Configuration xml = new Configuration(false);
-    xml.addResource("hpc-shuffle-default.xml");
-    String text;
-    try (InputStream in = getClass().getClassLoader()
-        .getResourceAsStream("hpc-shuffle-default.xml")) {
-      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-    Set<String> keys = new HashSet<>();
-    for (Field f : ShuffleConfigKeys.class.getFields()) {
-      if (!Modifier.isStatic(f.getModifiers()) || !f.getName().endsWith("_KEY")) {
-        continue;
-      }
-      String key = (String) f.get(null);
-      keys.add(key);
-      assertTrue(text.contains("<name>" + key + "</name>"), key + " missing from the XML");
-      Field d = ShuffleConfigKeys.class.getField(f.getName().replaceFirst("_KEY$", "_DEFAULT"));
-      String inXml = xml.getRaw(key) == null ? "" : xml.getRaw(key).trim();
-      assertEquals(String.valueOf(d.get(null)), inXml, "default of " + key);
-    }
-    for (Map.Entry<String, String> e : xml) {
-      assertTrue(keys.contains(e.getKey()), e.getKey() + " is in the XML but not the class");
-    }
+  void theDeprecatedStrictNameStillCountsAndTheNewNameWins() {
+    Configuration old = new Configuration(false);
+    old.setBoolean(REDUCER_FAILS_WITHOUT_HPC_DEPRECATED_KEY, true);
+    assertTrue(ShuffleConf.from(old).reducerFailsWithoutHpc(), "set under the old name");
+    old.setBoolean(REDUCER_FAILS_WITHOUT_HPC_KEY, false);
+    assertFalse(ShuffleConf.from(old).reducerFailsWithoutHpc(), "the new name set after it");
+
+    // as from the site files: the old name in mapred-site.xml, the new one in a later resource
+    Configuration site = new Configuration(false);
+    site.addResource(xml(REDUCER_FAILS_WITHOUT_HPC_DEPRECATED_KEY, "true"));
+    assertTrue(ShuffleConf.from(site).reducerFailsWithoutHpc(), "old name in a site file");
+    site.addResource(xml(REDUCER_FAILS_WITHOUT_HPC_KEY, "false"));
+    assertFalse(ShuffleConf.from(site).reducerFailsWithoutHpc(), "new name in a later file");
+  }
+
+  /**
+   * The scripts' port check (DaemonCheck, in hadoop-hpc-common below this module) keeps copies
+   * of the service's listener keys.
+   */
+  @Test
+  void daemonCheckKnowsTheServiceKeys() {
+    assertEquals(ShuffleConfigKeys.PORT_KEY, DaemonCheck.HPC_SHUFFLE_PORT_KEY);
+    assertEquals(ShuffleConfigKeys.PORT_RANGE_KEY, DaemonCheck.HPC_SHUFFLE_PORT_RANGE_KEY);
+    assertEquals(ShuffleConfigKeys.PORT_RANGE_DEFAULT, DaemonCheck.HPC_SHUFFLE_PORT_RANGE_DEFAULT);
+    assertEquals(ShuffleConfigKeys.BIND_HOST_KEY, DaemonCheck.HPC_SHUFFLE_BIND_HOST_KEY);
+  }
+
+  private static ByteArrayInputStream xml(String key, String value) {
+    return new ByteArrayInputStream(("<configuration><property><name>" + key + "</name><value>"
+        + value + "</value></property></configuration>").getBytes(StandardCharsets.UTF_8));
   }
 
   @Test

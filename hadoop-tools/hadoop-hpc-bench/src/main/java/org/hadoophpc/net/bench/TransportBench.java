@@ -204,7 +204,7 @@ public final class TransportBench {
     if (transportKind.equals("verbs")) {
       Configuration c = new Configuration();
       c.set(TransportConfigKeys.TRANSPORT_KEY, "verbs");
-      c.setBoolean(TransportConfigKeys.STRICT_KEY, true);
+      c.setBoolean(TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY, true);
       return TransportFactory.create(c);
     }
     return new TcpTransport(conf);

@@ -19,6 +19,7 @@ import org.apache.hadoop.io.DataInputByteBuffer;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapred.ShuffleHandler;
 import org.apache.hadoop.mapreduce.JobID;
+import org.apache.hadoop.mapreduce.MRConfig;
 import org.apache.hadoop.mapreduce.security.token.JobTokenIdentifier;
 import org.apache.hadoop.mapreduce.security.token.JobTokenSecretManager;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
@@ -110,7 +111,8 @@ public class HpcShuffleHandler extends ShuffleHandler {
     ioThreads = TransportConf.from(transportKeys).ioThreads();
     JobConf job = new JobConf(c);
     locator = new MapOutputLocator(getAuxiliaryLocalPathHandler(), job);
-    if (!job.getTrimmed(ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY, "").isEmpty()) {
+    if (!job.getTrimmed(ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_KEY,
+        ShuffleConfigKeys.LUSTRE_SHUFFLE_DIR_DEFAULT).isEmpty()) {
       shared = SharedMapOutputs.from(job);
       if (!java.nio.file.Files.isDirectory(shared.root())) {
         try {
@@ -136,9 +138,10 @@ public class HpcShuffleHandler extends ShuffleHandler {
     LOG.info("hpc shuffle serving map outputs on {} over {} next to the stock shuffle on port"
         + " {} ({}; registered memory bound {} bytes)", primary.address(), primary.name(),
         stockPort, conf, primary.transport.bufferPool().maxBytes());
-    if (c.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
+    if (c.getBoolean(MRConfig.SHUFFLE_SSL_ENABLED_KEY,
+        MRConfig.SHUFFLE_SSL_ENABLED_DEFAULT)) {
       LOG.warn("hpc shuffle: serving plaintext over verbs although {}=true, because {}=true",
-          ShuffleConfigKeys.STOCK_SSL_ENABLED, ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY);
+          MRConfig.SHUFFLE_SSL_ENABLED_KEY, ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY);
     }
     if (!"tcp".equals(primary.name()) && conf.tcpFallback()) {
       String refusal = tlsRefusal(c, "tcp", conf);
@@ -171,15 +174,16 @@ public class HpcShuffleHandler extends ShuffleHandler {
    * fabric trusted ({@code mapreduce.hpc.shuffle.ssl.verbs.plaintext=true}).
    */
   static String tlsRefusal(Configuration nm, String transport, ShuffleConf shuffle) {
-    if (!nm.getBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, false)) {
+    if (!nm.getBoolean(MRConfig.SHUFFLE_SSL_ENABLED_KEY,
+        MRConfig.SHUFFLE_SSL_ENABLED_DEFAULT)) {
       return null;
     }
     if (!"verbs".equals(transport)) {
-      return ShuffleConfigKeys.STOCK_SSL_ENABLED + "=true and the hpc shuffle would serve plaintext"
+      return MRConfig.SHUFFLE_SSL_ENABLED_KEY + "=true and the hpc shuffle would serve plaintext"
           + " over " + transport + ": jobs use the stock (TLS) shuffle";
     }
     if (!shuffle.sslVerbsPlaintext()) {
-      return ShuffleConfigKeys.STOCK_SSL_ENABLED
+      return MRConfig.SHUFFLE_SSL_ENABLED_KEY
           + "=true and the hpc shuffle does not encrypt: set "
           + ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY + "=true to serve plaintext over verbs on"
           + " a trusted fabric";

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapreduce.MRConfig;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 import org.hadoophpc.net.TransportConfigKeys;
@@ -32,10 +33,10 @@ class HpcShuffleListenerConfTest {
   void tlsShuffleKeepsTheHpcListenerOffUnlessVerbsIsDeclaredTrusted() {
     Configuration c = conf();
     assertNull(HpcShuffleHandler.tlsRefusal(c, "tcp", ShuffleConf.from(c)));
-    c.setBoolean(ShuffleConfigKeys.STOCK_SSL_ENABLED, true);
+    c.setBoolean(MRConfig.SHUFFLE_SSL_ENABLED_KEY, true);
     for (String t : List.of("tcp", "verbs")) {
       String why = HpcShuffleHandler.tlsRefusal(c, t, ShuffleConf.from(c));
-      assertTrue(why != null && why.contains(ShuffleConfigKeys.STOCK_SSL_ENABLED), t + ": " + why);
+      assertTrue(why != null && why.contains(MRConfig.SHUFFLE_SSL_ENABLED_KEY), t + ": " + why);
     }
     c.setBoolean(ShuffleConfigKeys.SSL_VERBS_PLAINTEXT_KEY, true);
     assertNull(HpcShuffleHandler.tlsRefusal(c, "verbs", ShuffleConf.from(c)));

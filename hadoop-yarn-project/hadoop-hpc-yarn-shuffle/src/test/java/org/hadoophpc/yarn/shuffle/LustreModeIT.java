@@ -187,10 +187,10 @@ class LustreModeIT {
     Path stockOut = new Path("/lustre/sort/stock");
     // HiBD's spelling of the modes: mapred.rdma.shuffle.lustre = 1 | 2
     Configuration ld = cluster.hpc();
-    ld.set(ShuffleConfigKeys.HIBD_LUSTRE_MODE, "1");
+    ld.set(ShuffleConfigKeys.HIBD_LUSTRE_MODE_KEY, "1");
     Path ldOut = onMount("sort-ld");
     Configuration nld = cluster.hpc();
-    nld.set(ShuffleConfigKeys.HIBD_LUSTRE_MODE, "2");
+    nld.set(ShuffleConfigKeys.HIBD_LUSTRE_MODE_KEY, "2");
     nld.set(MRJobConfig.MAP_OUTPUT_COLLECTOR_CLASS_ATTR,
         LustreMapOutputCollector.class.getName());
     Path nldOut = onMount("sort-nld");

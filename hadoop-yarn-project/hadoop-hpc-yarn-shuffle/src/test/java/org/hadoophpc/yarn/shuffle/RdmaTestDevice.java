@@ -57,7 +57,7 @@ record RdmaTestDevice(RdmaDevice device, InetAddress address) {
   /** Strict verbs on this device: a silent fall back to tcp would fail the test. */
   void configure(Configuration conf) {
     conf.set(TransportConfigKeys.TRANSPORT_KEY, "verbs");
-    conf.setBoolean(TransportConfigKeys.STRICT_KEY, true);
+    conf.setBoolean(TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY, true);
     conf.set(TransportConfigKeys.VERBS_DEVICE_KEY, device.name());
   }
 

@@ -114,7 +114,7 @@ class ShuffleFaultIT {
     Configuration conf = cluster.hpc();
     conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 1.0f);
     conf.setInt(MRJobConfig.MAX_FETCH_FAILURES_NOTIFICATIONS, 3); // stock's default
-    conf.setBoolean(ShuffleConfigKeys.STRICT_KEY, true);
+    conf.setBoolean(ShuffleConfigKeys.REDUCER_FAILS_WITHOUT_HPC_KEY, true);
     Path out = new Path("/fault/unreadable-index");
     Job job = wordCount(conf, out);
     job.submit();
@@ -140,7 +140,7 @@ class ShuffleFaultIT {
   void aServiceThatStopsAnsweringMidStreamDoesNotHangTheJob() throws Exception {
     Configuration conf = cluster.hpc();
     conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 1.0f);
-    conf.setBoolean(ShuffleConfigKeys.STRICT_KEY, true);
+    conf.setBoolean(ShuffleConfigKeys.REDUCER_FAILS_WITHOUT_HPC_KEY, true);
     conf.set(ShuffleConfigKeys.CHUNK_SIZE_KEY, "4k"); // partitions span several reads
     conf.set(org.hadoophpc.net.TransportConfigKeys.IO_TIMEOUT_KEY, "5s"); // the reducer's wait
     SickShuffleHandler.stallReads(2);
@@ -298,7 +298,7 @@ class ShuffleFaultIT {
     Configuration conf = cluster.hpc();
     conf.setInt(ShuffleConfigKeys.PORT_KEY, HpcShuffleHandlerTest.freePortRange(1));
     conf.setInt(ShuffleConfigKeys.PORT_RANGE_KEY, 1);
-    conf.setBoolean(ShuffleConfigKeys.STRICT_KEY, true);
+    conf.setBoolean(ShuffleConfigKeys.REDUCER_FAILS_WITHOUT_HPC_KEY, true);
     conf.setInt(MRJobConfig.REDUCE_MAX_ATTEMPTS, 1);
     Job job = wordCount(conf, new Path("/fault/strict"));
     assertFalse(job.waitForCompletion(false), "strict job must fail without the service");
@@ -308,8 +308,9 @@ class ShuffleFaultIT {
         diagnostics.addAll(List.of(job.getTaskDiagnostics(e.getTaskAttemptId())));
       }
     }
-    assertTrue(diagnostics.stream().anyMatch(d -> d.contains(ShuffleConfigKeys.STRICT_KEY
-        + "=true") && d.contains("no hpc shuffle service of the NodeManager")),
+    assertTrue(diagnostics.stream().anyMatch(d -> d.contains(
+        ShuffleConfigKeys.REDUCER_FAILS_WITHOUT_HPC_KEY + "=true")
+        && d.contains("no hpc shuffle service of the NodeManager")),
         diagnostics.toString());
   }
 }

@@ -91,7 +91,7 @@ class TcpFallbackTest {
   private Configuration tcpConf(Configuration conf) {
     Configuration c = new Configuration(conf);
     c.set(TransportConfigKeys.TRANSPORT_KEY, "tcp");
-    c.setBoolean(TransportConfigKeys.STRICT_KEY, false);
+    c.setBoolean(TransportConfigKeys.OPEN_FAILS_WITHOUT_VERBS_KEY, false);
     return c;
   }
 

@@ -23,7 +23,7 @@ import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.hadoophpc.hdfs.transfer.RdmaDataTransferPlugin;
 import org.hadoophpc.hdfs.transfer.RdmaSocketFactory;
-import org.hadoophpc.hdfs.transfer.TransferConf;
+import org.hadoophpc.hdfs.transfer.TransferConfigKeys;
 import org.hadoophpc.hdfs.transfer.TransferMetrics;
 
 /**
@@ -126,7 +126,7 @@ public final class HdfsBench {
     }
     Configuration conf = new HdfsConfiguration();
     conf.set("hadoop.hpc.transport", transport);
-    conf.setInt(TransferConf.PORT_OFFSET_KEY, "verbs".equals(transport) ? 0 : OFFSET);
+    conf.setInt(TransferConfigKeys.PORT_OFFSET_KEY, "verbs".equals(transport) ? 0 : OFFSET);
     conf.setLong("dfs.blocksize", 128L << 20);
     // A file's close asks the NameNode to complete it, which fails until a DataNode reported
     // the last block; the client then sleeps 400 ms (stock default) before asking again. That
@@ -158,7 +158,7 @@ public final class HdfsBench {
       hpcConf.set("dfs.client.context", "bench-hpc");
       hpcConf.set("hadoop.rpc.socket.factory.class.ClientProtocol",
           RdmaSocketFactory.class.getName());
-      hpcConf.setBoolean(TransferConf.STRICT_KEY, true);
+      hpcConf.setBoolean(TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY, true);
       FileSystem stock = null;
       FileSystem hpc = null;
       try {

@@ -24,6 +24,8 @@ public final class FetchSession implements Closeable {
   private final ShuffleFetchClient client;
   private final Connection connection;
   private final OpenResponse response;
+  /** The session's id: both sides derive it from the open's nonces, it is never sent. */
+  private final long session;
   private final int port;
   private final String transport;
   /** The pool of the connection's transport: requests of this session come from it. */
@@ -36,7 +38,8 @@ public final class FetchSession implements Closeable {
   private SessionStream stream;
 
   FetchSession(ShuffleFetchClient client, Connection connection, OpenResponse response,
-      int port, String transport, BufferPool pool, boolean callerReads) {
+      long session, int port, String transport, BufferPool pool, boolean callerReads) {
+    this.session = session;
     this.callerReads = callerReads;
     this.client = client;
     this.connection = connection;
@@ -71,7 +74,7 @@ public final class FetchSession implements Closeable {
       throw new IllegalStateException("map #" + i + " is " + p.status() + ": " + p.message());
     }
     if (stream == null) {
-      stream = new SessionStream(connection, pool, response.session(),
+      stream = new SessionStream(connection, pool, session,
           SessionLayout.of(response.partitions()), client.chunkSize(transport),
           client.conf().fetchInflight(transport), client.waitMs(), received, callerReads);
     }
@@ -96,7 +99,7 @@ public final class FetchSession implements Closeable {
     if (req == null) {
       return; // the service drops the session with the connection or its job
     }
-    new CloseRequest(response.session()).encode(req.nio());
+    new CloseRequest(session).encode(req.nio());
     req.nio().flip();
     CompletableFuture<Buffer> f = connection.request(req);
     if (f == null) {

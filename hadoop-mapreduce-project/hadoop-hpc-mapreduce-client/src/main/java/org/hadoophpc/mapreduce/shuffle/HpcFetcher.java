@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * holds and streams each partition into the output the merge manager reserves. Failures are
  * reported as stock's fetcher reports them: a map whose output is missing, short or corrupt is a
  * read error for that map ({@code copyFailed(map, host, true, false)}, which tells the AM); a host
- * that answers on no port at all is a connect failure for all its maps.
+ * that answers on no port at all is a connect failure for all its maps; one whose service answers
+ * BUSY more than {@code mapreduce.hpc.shuffle.busy.max.retries} times in a row is a failure for
+ * all its maps.
  */
 final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
   private static final Logger LOG = LoggerFactory.getLogger(HpcFetcher.class);
@@ -141,8 +143,11 @@ final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
   private FetchSession open(MapHost host, List<String> ids, Set<TaskAttemptID> remaining)
       throws IOException {
     try {
-      return client.open(host.getHostName(), jobId, reduce, ids);
+      FetchSession s = client.open(host.getHostName(), jobId, reduce, ids);
+      client.notBusy(host.getHostName());
+      return s;
     } catch (ServiceUnreachableException e) {
+      client.notBusy(host.getHostName());
       if (stockShuffleAnswers(host.getHostName())) {
         consumer.requestFallback(e.getMessage() + ", while the stock shuffle of "
             + host.getHostName() + " answers: is yarn.nodemanager.aux-services.mapreduce_shuffle"
@@ -157,7 +162,19 @@ final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
       return null;
     } catch (ShuffleServiceException e) {
       if (e.code() == ShuffleError.BUSY) {
-        LOG.info("fetcher#{}: {} is busy; retrying later", id, host);
+        // The maps go back without a failure, so nothing else would ever bound this wait (the
+        // reducer reports progress meanwhile): after the bound it is a failed fetch, as stock
+        // counts a host that does not serve.
+        int busy = client.busy(host.getHostName());
+        int bound = client.conf().busyMaxRetries();
+        if (busy > bound) {
+          client.notBusy(host.getHostName());
+          hostFailed(host, remaining, false, "answered BUSY " + busy + " times in a row ("
+              + ShuffleConfigKeys.BUSY_MAX_RETRIES_KEY + "=" + bound + ")", e);
+          return null;
+        }
+        LOG.info("fetcher#{}: {} is busy ({} of {} waits); retrying later", id, host, busy,
+            bound);
         try {
           Thread.sleep(BUSY_BACKOFF_MS); // stock's penalize is package-private
         } catch (InterruptedException ie) {
@@ -169,11 +186,13 @@ final class HpcFetcher<K, V> extends MapOutputFetcher<K, V> {
       // The NodeManager beside the maps answered but will not serve them: it stopped the job
       // (shutting down, or the job's application ended there) or refuses the request. Stock's
       // fetcher meets the same NodeManager refusing its URL and counts a failure per map.
+      client.notBusy(host.getHostName());
       hostFailed(host, remaining, false, "refused the fetch", e);
       return null;
     } catch (InterruptedIOException e) {
       throw e;
     } catch (IOException e) {
+      client.notBusy(host.getHostName());
       hostFailed(host, remaining, false, "failed the open", e);
       return null;
     }

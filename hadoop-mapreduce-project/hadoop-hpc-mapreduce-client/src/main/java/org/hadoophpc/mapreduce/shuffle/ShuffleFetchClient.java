@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 import javax.crypto.SecretKey;
@@ -23,6 +23,8 @@ import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportConf;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The reducer's side of the hpc shuffle protocol: one connection per map host, kept for the
@@ -34,6 +36,14 @@ import org.hadoophpc.net.TransportConf;
  * in the same order; every open names the stock port it means, so the first service that
  * accepts it is the one beside the map outputs, and it is remembered for the host.
  *
+ * <p>Probing is harmless because the service proves who it is (the MapReduce AM hands a reducer
+ * one port per NodeManager, the stock one, and stock's fetcher needs it, so the exact hpc port
+ * cannot reach us): every open carries a fresh nonce and the port connected to, and the
+ * answer's MAC covers both nonces, the service's stock and hpc ports and the request
+ * ({@link ShuffleAuth}). Whatever holds an earlier port of the range without the job token
+ * cannot answer, cannot relay to the real service (which MACs its own port) and cannot replay
+ * an answer it saw; its answer fails verification and the next port is tried.
+ *
  * <p>A host whose service cannot be reached over the transport (verbs) is tried over tcp, when
  * the client was given a way to open a tcp transport ({@link #withTcpFallback}): the service
  * listens over both ({@code mapreduce.hpc.shuffle.tcp.fallback}), and the host stays on the
@@ -43,11 +53,14 @@ import org.hadoophpc.net.TransportConf;
  * <p>Thread-safe: fetcher threads share it, each working on its own host.
  */
 public final class ShuffleFetchClient implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(ShuffleFetchClient.class);
   private final Transport transport;
   private final TransportConf transportConf;
   private final ShuffleConf conf;
   private final SecretKey key;
   private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
+  /** BUSY answers in a row per host (fetchers share hosts over time). */
+  private final Map<String, Integer> busyAnswers = new ConcurrentHashMap<>();
   /** Stock's {@code mapreduce.shuffle.port} default, for hosts named without a port. */
   static final int DEFAULT_STOCK_PORT = 13562;
 
@@ -129,19 +142,21 @@ public final class ShuffleFetchClient implements Closeable {
    */
   public FetchSession open(String host, String jobId, int reduce, List<String> maps)
       throws IOException {
-    String hash = ShuffleAuth.requestHash(jobId, reduce, maps, key);
     int stockPort = stockPort(host);
     // an open names the chunk its session reads with, over the transport it goes by (the
-    // service may read that much of each partition ahead)
-    Function<Transport, OpenRequest> openOver = t -> new OpenRequest(stockPort, jobId, reduce,
-        chunkSize(t.name()), maps, hash);
+    // service may read that much of each partition ahead), and the port it goes to; each has
+    // a fresh nonce
+    BiFunction<Transport, Integer, OpenRequest> openOver = (t, port) -> ShuffleAuth.open(
+        stockPort, port, jobId, reduce, chunkSize(t.name()), maps, key);
     Endpoint known = endpoints.get(host);
     if (known != null) {
       if (known.connection().isOpen()) {
         try {
-          OpenResponse r = send(known, openOver.apply(known.transport()));
-          return new FetchSession(this, known.connection(), r, known.port(),
-              known.transport().name(), known.transport().bufferPool(), known.callerReads());
+          OpenRequest request = openOver.apply(known.transport(), known.port());
+          OpenResponse r = send(known, request);
+          return new FetchSession(this, known.connection(), r, session(request, r),
+              known.port(), known.transport().name(), known.transport().bufferPool(),
+              known.callerReads());
         } catch (ShuffleServiceException e) {
           if (e.code() != ShuffleError.WRONG_SERVICE) {
             throw e;
@@ -155,7 +170,7 @@ public final class ShuffleFetchClient implements Closeable {
       }
     }
     try {
-      return probe(transport, host, stockPort, openOver.apply(transport));
+      return probe(transport, host, stockPort, openOver);
     } catch (ServiceUnreachableException e) {
       Transport t = "tcp".equals(transport.name()) ? null : tcp();
       if (t == null) {
@@ -163,7 +178,7 @@ public final class ShuffleFetchClient implements Closeable {
       }
       FetchSession s;
       try {
-        s = probe(t, host, stockPort, openOver.apply(t));
+        s = probe(t, host, stockPort, openOver);
       } catch (ServiceUnreachableException overTcp) {
         throw new ServiceUnreachableException(e.getMessage() + "; nor over tcp: "
             + overTcp.getMessage(), e);
@@ -178,7 +193,7 @@ public final class ShuffleFetchClient implements Closeable {
    * ports in order, and opens the fetch there.
    */
   private FetchSession probe(Transport transport, String host, int stockPort,
-      OpenRequest request) throws IOException {
+      BiFunction<Transport, Integer, OpenRequest> openOver) throws IOException {
     String name = hostName(host);
     int[] ports = conf.ports(stockPort == 0 ? DEFAULT_STOCK_PORT : stockPort);
     IOException last = null;
@@ -195,6 +210,7 @@ public final class ShuffleFetchClient implements Closeable {
       // the fetcher reads its connection itself (tcp): an answer wakes one thread, not the
       // transport's and then the fetcher, and is copied out while it is in this core's cache
       Endpoint ep = new Endpoint(c, port, transport, conf.callerReads() && c.leaveReadsToCallers());
+      OpenRequest request = openOver.apply(transport, port);
       OpenResponse r;
       try {
         r = send(ep, request);
@@ -208,13 +224,18 @@ public final class ShuffleFetchClient implements Closeable {
         remember(host, ep); // the right service; it refused this request only
         throw e;
       } catch (IOException e) {
-        c.close(); // not our protocol, or it does not answer: try the next port
+        // not our protocol, it does not answer, or it did not prove it is the service on this
+        // port (no job token: a squatter; another port's MAC: a relay): try the next port
+        if (e instanceof ServiceAuthenticationException) {
+          LOG.warn("hpc shuffle: {}; trying the next port", e.getMessage());
+        }
+        c.close();
         last = e;
         continue;
       }
       remember(host, ep);
-      return new FetchSession(this, c, r, port, transport.name(), transport.bufferPool(),
-          ep.callerReads());
+      return new FetchSession(this, c, r, session(request, r), port, transport.name(),
+          transport.bufferPool(), ep.callerReads());
     }
     throw new ServiceUnreachableException("no hpc shuffle service of the NodeManager at " + host
         + " answers at " + name + " port " + conf.describePorts(stockPort == 0
@@ -256,15 +277,39 @@ public final class ShuffleFetchClient implements Closeable {
           + ep.connection().remoteAddress() + " belongs to the NodeManager with stock shuffle"
           + " port " + r.servicePort() + ", not " + request.servicePort(), null);
     }
-    if (!ShuffleAuth.verifyReply(r.replyHash(), request.hash(), key)) {
-      throw new IOException("the shuffle service at " + ep.connection().remoteAddress()
-          + " did not prove it holds the job token (reply hash mismatch)");
+    if (r.hpcPort() != request.hpcPort()) {
+      throw new ServiceAuthenticationException("the shuffle service reached at "
+          + ep.connection().remoteAddress() + " answers for port " + r.hpcPort() + ", not "
+          + request.hpcPort() + ": the open was relayed");
+    }
+    if (!ShuffleAuth.verifyReply(r, request, key)) {
+      throw new ServiceAuthenticationException("the shuffle service at "
+          + ep.connection().remoteAddress() + " did not prove it holds the job token and"
+          + " answers this open on this port (reply MAC mismatch)");
     }
     if (r.partitions().size() != request.maps().size()) {
       throw new IOException("the shuffle service answered " + r.partitions().size()
           + " partitions for " + request.maps().size() + " maps");
     }
     return r;
+  }
+
+  /** The id of the session a verified open opened (never on the wire). */
+  private long session(OpenRequest request, OpenResponse response) {
+    return ShuffleAuth.session(request.nonce(), response.nonce(), key);
+  }
+
+  /**
+   * Counts one more BUSY answer in a row from {@code host}'s service; returns how many there
+   * have been.
+   */
+  int busy(String host) {
+    return busyAnswers.merge(host, 1, Integer::sum);
+  }
+
+  /** {@code host}'s service answered other than BUSY: the count starts again. */
+  void notBusy(String host) {
+    busyAnswers.remove(host);
   }
 
   /** The stock shuffle port in a map host's name ("name:port"), or 0. */

@@ -27,6 +27,7 @@ public final class ShuffleConf {
   private final int serverThreads;
   private final int serverIoThreads;
   private final int serverQueue;
+  private final int busyMaxRetries;
   private final long prefetchMax;
   private final int chunkSize;
   private final int fetchInflight;
@@ -58,6 +59,8 @@ public final class ShuffleConf {
     serverIoThreads = atLeast(SERVER_IO_THREADS_KEY,
         conf.getInt(SERVER_IO_THREADS_KEY, SERVER_IO_THREADS_DEFAULT), 0);
     serverQueue = atLeast(SERVER_QUEUE_KEY, conf.getInt(SERVER_QUEUE_KEY, SERVER_QUEUE_DEFAULT), 1);
+    busyMaxRetries = atLeast(BUSY_MAX_RETRIES_KEY,
+        conf.getInt(BUSY_MAX_RETRIES_KEY, BUSY_MAX_RETRIES_DEFAULT), 0);
     prefetchMax = bytes(conf, PREFETCH_MAX_KEY, PREFETCH_MAX_DEFAULT);
     if (prefetchMax < 0) {
       throw new IllegalArgumentException(PREFETCH_MAX_KEY + "=" + conf.get(PREFETCH_MAX_KEY)
@@ -175,6 +178,11 @@ public final class ShuffleConf {
   /** Event threads of the service's transport; 0: {@code hadoop.hpc.transport.io.threads}. */
   public int serverIoThreads() {
     return serverIoThreads;
+  }
+
+  /** BUSY answers in a row from a host a reducer waits out before it counts failed fetches. */
+  public int busyMaxRetries() {
+    return busyMaxRetries;
   }
 
   public int serverQueue() {

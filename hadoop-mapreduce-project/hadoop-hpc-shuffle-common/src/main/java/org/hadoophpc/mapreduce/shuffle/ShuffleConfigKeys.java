@@ -34,7 +34,8 @@ public final class ShuffleConfigKeys {
   /**
    * How many ports from the first on: a service binds the first free one and reducers try them
    * in order. Every answer names the stock shuffle port of the NodeManager it belongs to, and a
-   * reducer only trusts the service beside the map outputs it fetches, so a port held by another
+   * reducer only trusts the service beside the map outputs it fetches, which proves with the job
+   * token that it listens on the port the reducer connected to; a port held by another
    * NodeManager (or anything else) is skipped, never used.
    */
   public static final String PORT_RANGE_KEY = "mapreduce.hpc.shuffle.port.range";
@@ -74,6 +75,17 @@ public final class ShuffleConfigKeys {
   /** Requests waiting for a reader thread before new ones are refused with BUSY (back-pressure). */
   public static final String SERVER_QUEUE_KEY = "mapreduce.hpc.shuffle.server.queue";
   public static final int SERVER_QUEUE_DEFAULT = 4096;
+
+  /**
+   * Reducer: BUSY answers in a row from one host's service (its read queue or its sessions are
+   * full) that a reducer waits out, 500 ms apart, before it counts a failed fetch of each map it
+   * wanted there, as stock's fetcher does for a host that does not serve (the scheduler
+   * penalises the host, tells the AM, and maps are re-run or the reducer fails with the
+   * reason). Never an unbounded wait: a service that is always busy is a failing one. The
+   * default, 20, waits about 10 s.
+   */
+  public static final String BUSY_MAX_RETRIES_KEY = "mapreduce.hpc.shuffle.busy.max.retries";
+  public static final int BUSY_MAX_RETRIES_DEFAULT = 20;
 
   /**
    * Registered memory the service may hold in pre-fetched map-output chunks: when a reducer opens

@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +36,7 @@ import org.hadoophpc.mapreduce.shuffle.protocol.ProtocolException;
 import org.hadoophpc.mapreduce.shuffle.protocol.ReadRequest;
 import org.hadoophpc.mapreduce.shuffle.protocol.SessionLayout.ReadSpan;
 import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
+import org.hadoophpc.mapreduce.shuffle.protocol.VersionMismatchException;
 import org.hadoophpc.mapreduce.shuffle.protocol.Wire;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
@@ -69,12 +69,16 @@ final class MapOutputServer implements RequestHandler {
   private final ShuffleServiceMetrics metrics;
   private final ThreadPoolExecutor readers;
   private final Map<Long, ServedSession> sessions = new ConcurrentHashMap<>();
-  private final SecureRandom random = new SecureRandom();
   private final AtomicLong prefetched = new AtomicLong();
   /** The stock shuffle port of this NodeManager: its identity towards reducers. */
   private final int stockPort;
   /** bytesServedOverVerbs or bytesServedOverTcp: the transport this server answers on. */
   private final MutableCounterLong servedOverTransport;
+  /**
+   * The port this server's listener holds: opens name the port the reducer connected to, and
+   * the answer's MAC covers this one, so an open relayed from another port fails (ShuffleAuth).
+   */
+  private volatile int hpcPort;
 
   MapOutputServer(BufferPool pool, JobRegistry jobs, MapOutputLocator locator, ShuffleConf conf,
       long allocateTimeoutMs, ShuffleServiceMetrics metrics, int stockPort, String transport) {
@@ -94,6 +98,14 @@ final class MapOutputServer implements RequestHandler {
           t.setDaemon(true);
           return t;
         });
+  }
+
+  /**
+   * The port the listener serving this server binds. Set before the listener is asked to bind
+   * it (a listen that fails receives nothing), so no open is ever answered without it.
+   */
+  void listeningOn(int port) {
+    this.hpcPort = port;
   }
 
   /** Connections start untrusted; a verified open trusts them (see {@link Connection#trust}). */
@@ -136,7 +148,8 @@ final class MapOutputServer implements RequestHandler {
       metrics.errors.incr();
       LOG.warn("hpc shuffle: malformed request from {}: {}", connection.remoteAddress(),
           e.getMessage());
-      responder.fail(ShuffleError.BAD_REQUEST.code(), e.getMessage());
+      responder.fail((e instanceof VersionMismatchException ? ShuffleError.VERSION
+          : ShuffleError.BAD_REQUEST).code(), e.getMessage());
       return;
     } finally {
       request.release();
@@ -177,6 +190,17 @@ final class MapOutputServer implements RequestHandler {
       metrics.wrongService.incr();
       responder.fail(ShuffleError.WRONG_SERVICE.code(), "this is the hpc shuffle of the"
           + " NodeManager with stock shuffle port " + stockPort + ", not " + r.servicePort());
+      return;
+    }
+    int port = hpcPort;
+    if (r.hpcPort() != port) {
+      // the reducer connected to another port: something there relays its opens to us
+      metrics.wrongService.incr();
+      LOG.warn("hpc shuffle: refused an open from {} meant for port {}: this service listens on"
+          + " {} (relayed by whatever holds port {}?)", connection.remoteAddress(), r.hpcPort(),
+          port, r.hpcPort());
+      responder.fail(ShuffleError.WRONG_SERVICE.code(), "this hpc shuffle listens on port "
+          + port + ", not " + r.hpcPort());
       return;
     }
     JobRegistry.Job job = jobs.get(r.jobId());
@@ -220,10 +244,15 @@ final class MapOutputServer implements RequestHandler {
       entries[i] = entry(job, attempt, r.reduce());
       parts.add(entries[i].partition);
     }
+    // the session id is derived from both nonces and never sent: only the reducer that made the
+    // open can name it (a replayed open opens a session nobody can read; it ends with the
+    // connection)
     long id;
+    byte[] nonce;
     ServedSession s;
     do {
-      id = random.nextLong();
+      nonce = ShuffleAuth.nonce();
+      id = ShuffleAuth.session(r.nonce(), nonce, job.secret());
       s = new ServedSession(id, connection, job, r.reduce(), entries,
           Math.min(r.chunkSize(), pool.maxChunk()));
     } while (sessions.putIfAbsent(id, s) != null);
@@ -234,8 +263,8 @@ final class MapOutputServer implements RequestHandler {
       // readers busy, and reading them further ahead cost more than it saved (architecture.md)
       readAhead(s, s.first());
     }
-    OpenResponse answer = new OpenResponse(stockPort,
-        ShuffleAuth.replyHash(r.hash(), job.secret()), id, parts);
+    OpenResponse answer = new OpenResponse(stockPort, port, nonce,
+        ShuffleAuth.replyHash(r, stockPort, port, nonce, job.secret()), parts);
     Buffer b = allocate(answer.encodedSize(), responder);
     if (b == null) {
       closeSession(connection, id);

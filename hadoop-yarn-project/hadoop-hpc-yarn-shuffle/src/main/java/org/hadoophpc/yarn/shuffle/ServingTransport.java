@@ -62,7 +62,7 @@ final class ServingTransport {
       }
       server = new MapOutputServer(transport.bufferPool(), jobs, locator, conf, tc.ioTimeoutMs(),
           metrics, stockPort, transport.name());
-      Listener listener = bind(transport, wrap.apply(server), conf, stockPort, host);
+      Listener listener = bind(transport, server, wrap.apply(server), conf, stockPort, host);
       ok = true;
       return new ServingTransport(transport, server, listener);
     } finally {
@@ -72,11 +72,20 @@ final class ServingTransport {
     }
   }
 
-  private static Listener bind(Transport transport, RequestHandler handler, ShuffleConf conf,
-      int stockPort, String host) throws IOException {
+  /**
+   * Listens on the first free port of the NodeManager's ports. Reducers cannot be told which one
+   * it is: the MapReduce AM hands them a single port per NodeManager (the one the aux service's
+   * metadata names, which must stay the stock port for stock's fetcher and fallback), so they
+   * try the ports in the same order. That is safe because the service proves which port it
+   * listens on: {@code server} MACs it into every answer and refuses opens meant for another
+   * (ShuffleAuth), so whatever holds an earlier port can neither relay nor answer for us.
+   */
+  private static Listener bind(Transport transport, MapOutputServer server,
+      RequestHandler handler, ShuffleConf conf, int stockPort, String host) throws IOException {
     IOException last = null;
     for (int port : conf.ports(stockPort)) {
       InetSocketAddress at = new InetSocketAddress(host, port);
+      server.listeningOn(port);
       try {
         return transport.listen(at, handler);
       } catch (IOException e) {

@@ -225,9 +225,9 @@ class HostilePeerTest {
   /** A real, authenticated open on {@code c}; its session id. */
   private long open(Connection c) throws Exception {
     String job = node.job.toString();
-    OpenRequest r = new OpenRequest(service.stockPort(), job, 0, CHUNK, node.attempts,
-        ShuffleAuth.requestHash(job, 0, node.attempts,
-            JobTokenSecretManager.createSecretKey(node.password)));
+    javax.crypto.SecretKey key = JobTokenSecretManager.createSecretKey(node.password);
+    OpenRequest r = ShuffleAuth.open(service.stockPort(), service.address().getPort(), job, 0,
+        CHUNK, node.attempts, key);
     Buffer b = clientTransport.bufferPool().allocate(r.encodedSize());
     r.encode(b.nio());
     b.nio().flip();
@@ -235,7 +235,8 @@ class HostilePeerTest {
     try {
       OpenResponse o = OpenResponse.decode(answer.nio());
       assertEquals(service.stockPort(), o.servicePort());
-      return o.session();
+      assertTrue(ShuffleAuth.verifyReply(o, r, key));
+      return ShuffleAuth.session(r.nonce(), o.nonce(), key);
     } finally {
       answer.release();
     }

@@ -35,6 +35,7 @@ import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 import org.hadoophpc.mapreduce.shuffle.ShuffleFetchClient;
 import org.hadoophpc.mapreduce.shuffle.ShuffleServiceException;
+import org.hadoophpc.mapreduce.shuffle.ShuffleAuth;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenRequest;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
 import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
@@ -310,8 +311,8 @@ class HpcShuffleHandlerTest {
     LogCapturer logs = LogCapturer.captureLogs(
         org.slf4j.LoggerFactory.getLogger(MapOutputServer.class));
     try {
-      OpenRequest unsigned = new OpenRequest(0, node.job.toString(), 0, CHUNK, node.attempts,
-          "");
+      OpenRequest unsigned = new OpenRequest(0, service.address().getPort(),
+          node.job.toString(), 0, CHUNK, node.attempts, ShuffleAuth.nonce(), "");
       RemoteFailureException e = assertThrows(RemoteFailureException.class, () -> sendRaw(unsigned));
       assertEquals(ShuffleError.AUTH, ShuffleError.of(e.code()), e.getMessage());
     } finally {
@@ -462,7 +463,8 @@ class HpcShuffleHandlerTest {
   @Test
   void aServiceOfAnotherNodeManagerIsRefusedBeforeAnythingElse() throws Exception {
     int wrong = service.stockPort() + 1;
-    OpenRequest r = new OpenRequest(wrong, node.job.toString(), 0, CHUNK, node.attempts, "");
+    OpenRequest r = new OpenRequest(wrong, service.address().getPort(), node.job.toString(), 0,
+        CHUNK, node.attempts, ShuffleAuth.nonce(), "");
     RemoteFailureException e = assertThrows(RemoteFailureException.class, () -> sendRaw(r));
     assertEquals(ShuffleError.WRONG_SERVICE, ShuffleError.of(e.code()), e.getMessage());
     assertEquals(1, service.metrics().wrongService());

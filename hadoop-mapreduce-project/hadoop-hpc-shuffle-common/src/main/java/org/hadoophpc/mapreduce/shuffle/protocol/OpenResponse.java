@@ -10,12 +10,14 @@ import java.util.List;
 
 /**
  * The service's answer to an {@link OpenRequest}: {@code servicePort} (the stock shuffle port of
- * the NodeManager it belongs to, which the reducer checks against the map's location),
- * {@code replyHash} (HMAC of the request's hash
- * with the job secret, proving the service holds the token), the session to read with, and one
- * {@link Partition} per requested map, in request order.
+ * the NodeManager it belongs to) and {@code hpcPort} (the port it listens on), its fresh
+ * {@code nonce}, {@code replyHash} (the MAC with the job secret over both nonces, both ports,
+ * the chunk size, the session and the request's hash: the service holds the token and answers
+ * this open, on this port, now) and one {@link Partition} per requested map, in request order.
+ * The session id is not on the wire: both sides derive it from the nonces and the job secret
+ * ({@code ShuffleAuth.session}), so a peer replaying a recorded open cannot read its session.
  */
-public record OpenResponse(int servicePort, String replyHash, long session,
+public record OpenResponse(int servicePort, int hpcPort, byte[] nonce, String replyHash,
     List<Partition> partitions) {
 
   /** What the service found for one map. */
@@ -39,10 +41,19 @@ public record OpenResponse(int servicePort, String replyHash, long session,
 
   public OpenResponse {
     partitions = List.copyOf(partitions);
+    nonce = nonce.clone();
+    if (nonce.length != Wire.NONCE_BYTES) {
+      throw new IllegalArgumentException("nonce of " + nonce.length + " bytes");
+    }
+  }
+
+  @Override
+  public byte[] nonce() {
+    return nonce.clone();
   }
 
   public int encodedSize() {
-    int n = 4 + Wire.utfBytes(replyHash) + 8 + 4;
+    int n = 4 + 4 + Wire.NONCE_BYTES + Wire.utfBytes(replyHash) + 4;
     for (Partition p : partitions) {
       n += 1 + 8 + 8 + Wire.utfBytes(p.message());
     }
@@ -50,9 +61,10 @@ public record OpenResponse(int servicePort, String replyHash, long session,
   }
 
   public void encode(ByteBuffer out) {
-    out.putInt(servicePort);
+    out.putInt(servicePort).putInt(hpcPort);
+    Wire.putNonce(out, nonce);
     Wire.putUtf(out, replyHash);
-    out.putLong(session).putInt(partitions.size());
+    out.putInt(partitions.size());
     for (Partition p : partitions) {
       out.put((byte) p.status().ordinal()).putLong(p.rawLength()).putLong(p.partLength());
       Wire.putUtf(out, p.message());
@@ -62,8 +74,9 @@ public record OpenResponse(int servicePort, String replyHash, long session,
   public static OpenResponse decode(ByteBuffer in) throws ProtocolException {
     try {
       int servicePort = in.getInt();
+      int hpcPort = in.getInt();
+      byte[] nonce = Wire.getNonce(in);
       String reply = Wire.getUtf(in);
-      long session = in.getLong();
       int n = in.getInt();
       if (n < 0 || n > Wire.MAX_MAPS) {
         throw new ProtocolException("bad open response: " + n + " partitions");
@@ -77,7 +90,7 @@ public record OpenResponse(int servicePort, String replyHash, long session,
         }
         parts.add(new Partition(statuses[s], in.getLong(), in.getLong(), Wire.getUtf(in)));
       }
-      return new OpenResponse(servicePort, reply, session, parts);
+      return new OpenResponse(servicePort, hpcPort, nonce, reply, parts);
     } catch (BufferUnderflowException e) {
       throw new ProtocolException("truncated open response");
     }

@@ -24,9 +24,15 @@ public enum ShuffleError {
   IO(6),
   /**
    * The service belongs to another NodeManager than the one the reducer asked for (several share
-   * a host): the reducer goes on to the next port; nothing else of the answer is used.
+   * a host), or was reached on another port than the reducer connected to (a relay): the
+   * reducer goes on to the next port; nothing else of the answer is used.
    */
-  WRONG_SERVICE(7);
+  WRONG_SERVICE(7),
+  /**
+   * The request is of another protocol version (another hadoop-hpc release): nothing of it is
+   * used. A service older than this code answers such a request with {@link #BAD_REQUEST}.
+   */
+  VERSION(8);
 
   private final int code;
 

@@ -16,10 +16,14 @@ public final class Wire {
   /** "HPSH". */
   public static final int MAGIC = 0x48505348;
   /**
-   * 3: a read may run on into the following maps of its session ({@link SessionLayout}); 2: open
-   * names the NodeManager (its stock shuffle port) on both ways.
+   * 4: the open is a mutual proof over fresh nonces: the request carries the reducer's nonce and
+   * the hpc port it connected to, the answer the service's nonce and a MAC over both nonces,
+   * both ports, the chunk size and the request's hash; the session id is derived from the
+   * nonces, never sent ({@code ShuffleAuth}). 3: a read may run on into the following maps of
+   * its session ({@link SessionLayout}); 2: open names the NodeManager (its stock shuffle port)
+   * on both ways.
    */
-  public static final byte VERSION = 3;
+  public static final byte VERSION = 4;
 
   public static final byte TYPE_OPEN = 1;
   public static final byte TYPE_READ = 2;
@@ -47,8 +51,7 @@ public final class Wire {
       }
       byte version = in.get();
       if (version != VERSION) {
-        throw new ProtocolException("hpc shuffle protocol version " + version + " is not "
-            + VERSION + ": NodeManager and job run different hadoop-hpc releases");
+        throw new VersionMismatchException(version);
       }
       return in.get();
     } catch (BufferUnderflowException e) {
@@ -66,6 +69,23 @@ public final class Wire {
       throw new IllegalArgumentException("string of " + b.length + " bytes is too long");
     }
     out.putShort((short) b.length).put(b);
+  }
+
+  /** Bytes of a nonce (random, fresh per open on both sides). */
+  public static final int NONCE_BYTES = 16;
+
+  static byte[] getNonce(ByteBuffer in) {
+    byte[] b = new byte[NONCE_BYTES];
+    in.get(b);
+    return b;
+  }
+
+  static void putNonce(ByteBuffer out, byte[] nonce) {
+    if (nonce.length != NONCE_BYTES) {
+      throw new IllegalArgumentException("nonce of " + nonce.length + " bytes, not "
+          + NONCE_BYTES);
+    }
+    out.put(nonce);
   }
 
   static String getUtf(ByteBuffer in) {

@@ -49,6 +49,45 @@ public interface RequestHandler {
     return false;
   }
 
+  /**
+   * Most bytes the one request a peer may send before it authenticated may carry (handlers that
+   * {@link #authenticates() authenticate}): {@link Connection#UNTRUSTED_MAX_MESSAGE_BYTES} (the
+   * default) or less, for a handler whose authenticating request is small. On tcp such a request
+   * of at most 8 KiB takes no pooled memory until it has arrived in full, so peers that trickle
+   * one in hold none.
+   */
+  default int untrustedRequestBytes() {
+    return Connection.UNTRUSTED_MAX_MESSAGE_BYTES;
+  }
+
+  /**
+   * Milliseconds a peer of a handler that {@link #authenticates() authenticates} has to do so
+   * before it is disconnected; 0 (the default): {@code hadoop.hpc.transport.io.timeout}.
+   */
+  default long authenticationTimeoutMs() {
+    return 0;
+  }
+
+  /**
+   * Most bytes one request may carry on this handler's connections, trusted or not; 0 (the
+   * default): {@code hadoop.hpc.transport.max.message.size}. A larger request is a protocol error
+   * that closes the connection before any memory is taken for it (on verbs: for a rendezvous
+   * request; eager ones are small).
+   */
+  default int maxRequestBytes() {
+    return 0;
+  }
+
+  /**
+   * Most connections a listener of this handler keeps open from one remote IP address; one more
+   * is closed as soon as it is accepted. 0 (the default): no limit of its own. Peers reaching a
+   * tcp listener by its local socket (same host, same user) are not counted; verbs does not
+   * apply it yet.
+   */
+  default int maxConnectionsPerAddress() {
+    return 0;
+  }
+
   /** The connection closed (either side, or the peer died). */
   default void onClose(Connection connection) {
   }

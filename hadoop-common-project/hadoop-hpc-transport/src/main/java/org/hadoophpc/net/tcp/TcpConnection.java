@@ -85,6 +85,8 @@ final class TcpConnection implements Connection {
   private final TcpOutbound outbound;
   /** Reading, checking and dispatch of what the peer sends. */
   private final TcpInbound inbound;
+  /** Runs once when this accepted connection closes (its listener's count per address). */
+  private volatile Runnable onClosed;
   /** Who reads once reads are left to callers. */
   private final TcpCallerReads callerReads;
 
@@ -104,7 +106,8 @@ final class TcpConnection implements Connection {
     this.answers = new TcpAnswers(this, handler == null ? 1 : maxInflight, maxMessageSize);
     this.trusted = handler == null || !handler.authenticates();
     this.outbound = new TcpOutbound(this, channel);
-    this.inbound = new TcpInbound(this, transport, loop, channel, outbound, ioTimeoutNanos);
+    this.inbound = new TcpInbound(this, transport, loop, channel, outbound, ioTimeoutNanos,
+        handler);
     this.callerReads = new TcpCallerReads(this, channel, io, inbound);
   }
 
@@ -588,12 +591,27 @@ final class TcpConnection implements Connection {
     inflight.failAll(reason, cause, timedOut);
     failOutbox(reason, cause);
     LOG.debug("connection to {} closed: {}", peer, reason);
+    released();
     if (handler != null) {
       try {
         handler.onClose(this);
       } catch (RuntimeException e) {
         LOG.warn("request handler failed in onClose for {}", peer, e);
       }
+    }
+  }
+
+  /** Sets what runs once when this accepted connection closes; before it is registered. */
+  void onClosed(Runnable r) {
+    onClosed = r;
+  }
+
+  /** Runs {@link #onClosed(Runnable)}'s action, once: closed, or never registered. Loop. */
+  void released() {
+    Runnable r = onClosed;
+    onClosed = null;
+    if (r != null) {
+      r.run();
     }
   }
 

@@ -14,6 +14,7 @@ import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.RemoteFailureException;
+import org.hadoophpc.net.RequestHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,8 +22,11 @@ import org.slf4j.LoggerFactory;
  * One rule: nothing the peer sends is used before it is checked. Every frame header is checked
  * (version, type, payload length against {@code max.message.size}, no payload where none
  * belongs) and, until the handler trusts the peer ({@link Connection#trust()}), only requests
- * and close frames of at most {@link Connection#UNTRUSTED_MAX_MESSAGE_BYTES} are admitted; a
- * frame must arrive in full, and the peer authenticate, within {@code io.timeout}. A peer
+ * and close frames of at most {@link RequestHandler#untrustedRequestBytes()} are admitted, one
+ * that fits the read-ahead buffer taking no pooled memory before it has arrived in full; a
+ * frame must arrive in full within {@code io.timeout}, and the peer authenticate within the
+ * handler's {@link RequestHandler#authenticationTimeoutMs()}; requests are checked against the
+ * handler's {@link RequestHandler#maxRequestBytes()} too. A peer
  * breaking a rule is closed with one WARN line naming it. This is one connection's reading
  * side: frames read ahead into a small buffer of its own and copied out (a header and a small
  * payload, and the frames behind them, cost one read), a large payload still to come read
@@ -51,6 +55,12 @@ final class TcpInbound {
   private final String peer;
   private final int maxMessageSize;
   private final long ioTimeoutNanos;
+  /** Most bytes of a request before the peer authenticated (the handler's, see trust()). */
+  private final int untrustedMax;
+  /** Most bytes of any request (the handler's, within max.message.size). */
+  private final int requestMax;
+  /** Time the peer has to authenticate. */
+  private final long authTimeoutNanos;
   private final long createdNanos = System.nanoTime();
 
   private SelectionKey key;
@@ -71,7 +81,7 @@ final class TcpInbound {
   private long dispatched;
 
   TcpInbound(TcpConnection conn, TcpTransport transport, TcpEventLoop loop,
-      SocketChannel channel, TcpOutbound outbound, long ioTimeoutNanos) {
+      SocketChannel channel, TcpOutbound outbound, long ioTimeoutNanos, RequestHandler handler) {
     this.conn = conn;
     this.loop = loop;
     this.channel = channel;
@@ -80,6 +90,14 @@ final class TcpInbound {
     this.peer = conn.peer();
     this.maxMessageSize = conn.maxMessageSize();
     this.ioTimeoutNanos = ioTimeoutNanos;
+    int untrusted = handler == null ? 0 : handler.untrustedRequestBytes();
+    this.untrustedMax = untrusted > 0
+        ? Math.min(untrusted, Connection.UNTRUSTED_MAX_MESSAGE_BYTES)
+        : Connection.UNTRUSTED_MAX_MESSAGE_BYTES;
+    int requests = handler == null ? 0 : handler.maxRequestBytes();
+    this.requestMax = requests > 0 ? Math.min(requests, maxMessageSize) : maxMessageSize;
+    long auth = handler == null ? 0 : handler.authenticationTimeoutMs();
+    this.authTimeoutNanos = auth > 0 ? TimeUnit.MILLISECONDS.toNanos(auth) : ioTimeoutNanos;
   }
 
   void attach(SelectionKey selectionKey) {
@@ -148,6 +166,27 @@ final class TcpInbound {
       }
       int length = TcpFrame.payloadLength(inHeader);
       byte type = TcpFrame.type(inHeader);
+      if (inPayload == null && length > 0 && length <= STAGING_BYTES && !conn.trusted()) {
+        // A peer that has not authenticated takes no pooled memory while its frame trickles in:
+        // the payload gathers in the read-ahead buffer (this connection's own) until complete.
+        while (staging.remaining() < length) {
+          if (!mayRead || reads++ >= READ_BUDGET) {
+            return;
+          }
+          staging.compact();
+          int room = staging.remaining();
+          int n = channel.read(staging);
+          staging.flip();
+          if (n < 0) {
+            conn.closeNow("closed by peer (end of stream in a frame)", null, null);
+            return;
+          }
+          if (n == 0) {
+            return;
+          }
+          mayRead = n == room;
+        }
+      }
       if (inPayload == null && (length > 0 || type == TcpFrame.REQUEST
           || type == TcpFrame.RESPONSE)) {
         inPayload = pool.allocate(length);
@@ -268,10 +307,11 @@ final class TcpInbound {
       problem = TcpFrame.name(type) + " with a payload";
     } else if (!conn.trusted() && type != TcpFrame.REQUEST && type != TcpFrame.CLOSE) {
       problem = TcpFrame.name(type) + " from a peer that has not authenticated";
-    } else if (!conn.trusted() && length > Connection.UNTRUSTED_MAX_MESSAGE_BYTES) {
+    } else if (!conn.trusted() && length > untrustedMax) {
       problem = TcpFrame.name(type) + " of " + length + " bytes from a peer that has not"
-          + " authenticated (at most " + Connection.UNTRUSTED_MAX_MESSAGE_BYTES + " before it"
-          + " does)";
+          + " authenticated (at most " + untrustedMax + " before it does)";
+    } else if (type == TcpFrame.REQUEST && length > requestMax) {
+      problem = "request of " + length + " bytes (its handler takes at most " + requestMax + ")";
     }
     if (problem != null) {
       LOG.warn("protocol error from {}: {}; closing the connection", peer, problem);
@@ -418,11 +458,12 @@ final class TcpInbound {
           + " (hadoop.hpc.transport.io.timeout)", null, null);
       return true;
     }
-    if (!conn.trusted() && now - createdNanos >= ioTimeoutNanos) {
+    if (!conn.trusted() && now - createdNanos >= authTimeoutNanos) {
       LOG.warn("{} did not authenticate within {} ms; closing the connection", peer,
-          TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos));
-      conn.closeNow("the peer did not authenticate within the i/o timeout"
-          + " (hadoop.hpc.transport.io.timeout)", null, null);
+          TimeUnit.NANOSECONDS.toMillis(authTimeoutNanos));
+      conn.closeNow("the peer did not authenticate within "
+          + TimeUnit.NANOSECONDS.toMillis(authTimeoutNanos) + " ms (the handler's, else"
+          + " hadoop.hpc.transport.io.timeout)", null, null);
       return true;
     }
     return false;

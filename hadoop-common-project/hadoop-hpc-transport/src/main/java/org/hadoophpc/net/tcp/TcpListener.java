@@ -15,6 +15,8 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.hadoophpc.net.Listener;
 import org.hadoophpc.net.RequestHandler;
@@ -24,7 +26,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A listening socket registered with the transport's first event loop, which accepts and hands
- * each new connection to the next loop in turn. Closing stops accepting only. Thread-safe.
+ * each new connection to the next loop in turn. A connection from a remote address that already
+ * has the handler's {@link RequestHandler#maxConnectionsPerAddress()} open is closed as soon as
+ * it is accepted. Closing stops accepting only. Thread-safe.
  */
 final class TcpListener implements Listener {
   private static final Logger LOG = LoggerFactory.getLogger(TcpListener.class);
@@ -36,6 +40,13 @@ final class TcpListener implements Listener {
   /** The same listener's Unix domain socket for same-host peers ({@link LocalSockets}), or null. */
   private final ServerSocketChannel local;
   private final Path localPath;
+  /** The handler's {@link RequestHandler#maxConnectionsPerAddress()}; 0: none. */
+  private final int perAddressMax;
+  /** Open connections by remote address, while {@link #perAddressMax} is set. */
+  private final ConcurrentHashMap<InetAddress, AtomicInteger> perAddress =
+      new ConcurrentHashMap<>();
+  /** When a refusal was last logged (one line per 10 s, not one per connection). */
+  private long lastRefusalLogNanos;
 
   TcpListener(TcpTransport transport, ServerSocketChannel server, RequestHandler handler,
       ServerSocketChannel local, Path localPath) throws IOException {
@@ -45,6 +56,7 @@ final class TcpListener implements Listener {
     this.address = (InetSocketAddress) server.getLocalAddress();
     this.local = local;
     this.localPath = localPath;
+    this.perAddressMax = handler == null ? 0 : Math.max(0, handler.maxConnectionsPerAddress());
   }
 
   /**
@@ -161,31 +173,68 @@ final class TcpListener implements Listener {
       TcpConnector.closeQuietly(ch);
       return;
     }
+    InetAddress from = remote.getAddress();
+    boolean counted = perAddressMax > 0 && !byLocalSocket && from != null;
+    if (counted && !admit(from)) {
+      TcpConnector.closeQuietly(ch);
+      return;
+    }
     TcpEventLoop loop = transport.nextLoop();
     TcpConnection c = new TcpConnection(transport, loop, ch, handler, remote);
+    if (counted) {
+      c.onClosed(() -> perAddress.computeIfPresent(from,
+          (a, n) -> n.decrementAndGet() <= 0 ? null : n));
+    }
     if (loop.inLoop()) {
       register(loop, ch, c);
     } else if (!loop.execute(() -> register(loop, ch, c))) {
       LOG.warn("dropping connection from {}: event loop {} is closing or overloaded", remote,
           loop.thread().getName());
       TcpConnector.closeQuietly(ch);
+      c.released();
     }
+  }
+
+  /** Counts one more connection from {@code from}, or refuses it (false) at the limit. */
+  private boolean admit(InetAddress from) {
+    boolean[] ok = new boolean[1];
+    perAddress.compute(from, (a, n) -> {
+      AtomicInteger count = n == null ? new AtomicInteger() : n;
+      if (count.get() < perAddressMax) {
+        count.incrementAndGet();
+        ok[0] = true;
+      }
+      return count.get() == 0 ? null : count;
+    });
+    if (!ok[0]) {
+      long now = System.nanoTime();
+      if (now - lastRefusalLogNanos > 10_000_000_000L || lastRefusalLogNanos == 0) {
+        lastRefusalLogNanos = now;
+        LOG.warn("refusing connections from {} to {}: it has {} open, the most its handler"
+            + " allows from one address (further refusals within 10 s not logged)", from,
+            address, perAddressMax);
+      }
+    }
+    return ok[0];
   }
 
   private static void register(TcpEventLoop loop, SocketChannel ch, TcpConnection c) {
     if (loop.isShutdown()) {
       TcpConnector.closeQuietly(ch);
+      c.released();
       return;
     }
     if (loop.connectionCount() >= TcpEventLoop.MAX_CONNECTIONS) {
       LOG.warn("dropping connection from {}: {} already serves {} connections", c.peer(),
           loop.thread().getName(), TcpEventLoop.MAX_CONNECTIONS);
       TcpConnector.closeQuietly(ch);
+      c.released();
       return;
     }
     try {
       c.attach(ch.register(loop.selector(), SelectionKey.OP_READ, c));
     } catch (ClosedChannelException e) {
+      c.released();
       return;
     }
     loop.adopt(c);

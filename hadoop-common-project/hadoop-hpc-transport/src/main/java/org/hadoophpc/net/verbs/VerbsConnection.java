@@ -152,7 +152,7 @@ final class VerbsConnection implements Connection {
     this.teardown = new VerbsTeardown(this, setUp, receiveRing, sendQueue, rendezvous,
         inflightOps);
     RequestHandler h = listener == null ? null : listener.handler();
-    this.admission = new VerbsAdmission(h == null || !h.authenticates(), ioTimeoutNanos);
+    this.admission = new VerbsAdmission(h, ioTimeoutNanos);
     this.responder = new VerbsResponder(this, listener == null ? 1 : maxInflight, admission);
   }
 
@@ -544,8 +544,8 @@ final class VerbsConnection implements Connection {
       LOG.warn("verbs: {} did not authenticate within {} ms; closing the connection", remote,
           admission.timeoutMs());
       closeConnection(new ConnectionClosedException("verbs connection to " + remote + " closed:"
-          + " the peer did not authenticate within the i/o timeout"
-          + " (hadoop.hpc.transport.io.timeout)"));
+          + " the peer did not authenticate within " + admission.timeoutMs() + " ms (the"
+          + " handler's, else hadoop.hpc.transport.io.timeout)"));
       return;
     }
     rendezvous.expire(now); // the peer neither read nor acknowledged within the io timeout

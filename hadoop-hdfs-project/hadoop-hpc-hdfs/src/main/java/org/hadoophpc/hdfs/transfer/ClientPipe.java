@@ -36,14 +36,26 @@ final class ClientPipe extends Pipe {
   private final int idleBatch;
   private int owedPulls;
   private boolean finReceived;
+  /** Told once, after the connection closed (the client counts its open streams). */
+  private final java.util.concurrent.atomic.AtomicReference<Runnable> onClosed =
+      new java.util.concurrent.atomic.AtomicReference<>();
   private final Completion<Buffer> onAck = new Completion<>() {
     @Override
     public void completed(Buffer answer) {
-      long consumed = answer.nio().getLong(8);
+      ByteBuffer a = answer.nio();
+      int got = a.remaining();
+      boolean whole = got >= TransferWire.ANSWER_HEADER;
+      long consumed = whole ? a.getLong(a.position() + 8) : 0;
       answer.release();
       synchronized (ClientPipe.this) {
         acked++;
         ClientPipe.this.notifyAll();
+      }
+      if (!whole) {
+        lost(new IOException(remoteAddress() + " answered a DATA message with "
+            + got + " bytes, fewer than an answer header ("
+            + TransferWire.ANSWER_HEADER + ")"));
+        return;
       }
       credit(consumed);
     }
@@ -88,6 +100,20 @@ final class ClientPipe extends Pipe {
     ClientPipe p = new ClientPipe(c, pool, metrics, chunk, window, park);
     p.pull(park);
     return p;
+  }
+
+  /**
+   * Runs {@code r} once, when this end has closed (and closed its connection); at once if it
+   * has. Set before the stream is handed out.
+   */
+  void whenClosed(Runnable r) {
+    onClosed.set(r);
+    if (isClosed() && !connection.isOpen()) {
+      Runnable now = onClosed.getAndSet(null);
+      if (now != null) {
+        now.run();
+      }
+    }
   }
 
   @Override
@@ -499,6 +525,10 @@ final class ClientPipe extends Pipe {
     }
     connection.close();
     dropEarly();
+    Runnable r = onClosed.getAndSet(null);
+    if (r != null) {
+      r.run();
+    }
     if (interrupted) {
       Thread.currentThread().interrupt();
     }

@@ -34,10 +34,7 @@ public final class PrivilegedPortCheck {
    * the transport, or null when HDFS's handshake does not rely on that port.
    */
   public static String problem(Configuration conf, int xferPort) {
-    if (SecurityUtil.getAuthenticationMethod(conf) == AuthenticationMethod.SIMPLE
-        || conf.getBoolean(DFSConfigKeys.DFS_ENCRYPT_DATA_TRANSFER_KEY,
-            DFSConfigKeys.DFS_ENCRYPT_DATA_TRANSFER_DEFAULT)
-        || xferPort <= 0 || !SecurityUtil.isPrivilegedPort(xferPort)) {
+    if (!trustsPrivilegedPorts(conf) || !privileged(xferPort)) {
       return null;
     }
     return "secure DataNode on privileged transfer port " + xferPort + " ("
@@ -48,6 +45,41 @@ public final class PrivilegedPortCheck {
         + DFSConfigKeys.DFS_DATA_TRANSFER_PROTECTION_KEY + " (SASL), or "
         + TransferConfigKeys.ENABLED_KEY + "=false, or remove " + PLUGIN + " from "
         + DFSConfigKeys.DFS_DATANODE_PLUGINS_KEY;
+  }
+
+  /**
+   * True when, with {@code conf}, HDFS skips the SASL handshake towards (a client) or from (a
+   * DataNode) a privileged transfer port: security on and data transfer not encrypted. A client
+   * that does not know the cluster encrypts (the NameNode says so, the client's own key may be
+   * unset) counts as skipping: it then uses stock TCP where it need not, never the reverse.
+   */
+  static boolean trustsPrivilegedPorts(Configuration conf) {
+    return SecurityUtil.getAuthenticationMethod(conf) != AuthenticationMethod.SIMPLE
+        && !conf.getBoolean(DFSConfigKeys.DFS_ENCRYPT_DATA_TRANSFER_KEY,
+            DFSConfigKeys.DFS_ENCRYPT_DATA_TRANSFER_DEFAULT);
+  }
+
+  /** A transfer port HDFS's handshake trusts as proof of a root-started DataNode. */
+  static boolean privileged(int xferPort) {
+    return xferPort > 0 && SecurityUtil.isPrivilegedPort(xferPort);
+  }
+
+  /**
+   * The client's side of the rule: why a stream to the DataNode at {@code xferPort} must go
+   * over stock TCP, or null. HDFS's client skips SASL towards a privileged port, trusting that
+   * only root could listen there; the transport endpoint (that port plus an offset, or another
+   * port space) carries no such proof, so whoever listens there would get the stream unchecked.
+   */
+  static String clientProblem(boolean trustsPrivilegedPorts, int xferPort) {
+    if (!trustsPrivilegedPorts || !privileged(xferPort)) {
+      return null;
+    }
+    return "DataNode on privileged transfer port " + xferPort + " in a secure cluster without "
+        + DFSConfigKeys.DFS_ENCRYPT_DATA_TRANSFER_KEY + ": HDFS's client skips the SASL handshake"
+        + " towards that port, and the transport endpoint carries no proof of a root-started"
+        + " DataNode (set " + DFSConfigKeys.DFS_ENCRYPT_DATA_TRANSFER_KEY + "=true, or an"
+        + " unprivileged " + DFSConfigKeys.DFS_DATANODE_ADDRESS_KEY + " port with "
+        + DFSConfigKeys.DFS_DATA_TRANSFER_PROTECTION_KEY + ")";
   }
 
   /**

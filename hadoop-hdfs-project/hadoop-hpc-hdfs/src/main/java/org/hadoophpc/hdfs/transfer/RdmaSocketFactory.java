@@ -45,9 +45,9 @@ public class RdmaSocketFactory extends SocketFactory implements Configurable {
     return conf;
   }
 
-  private TransferClient client() {
-    if (client == null) {
-      client = TransferUse.client(new Configuration());
+  private synchronized TransferClient client() {
+    if (client == null || client.retired()) { // retired: its settings' transport was closed
+      client = TransferUse.client(conf != null ? conf : new Configuration());
     }
     return client;
   }

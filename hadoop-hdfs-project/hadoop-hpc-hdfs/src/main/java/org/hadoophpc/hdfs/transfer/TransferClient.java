@@ -20,12 +20,23 @@ import org.slf4j.LoggerFactory;
 /**
  * Opens transfer streams to DataNodes for one role: the transport, the endpoint rule (TCP
  * transfer port + offset), the negative cache of DataNodes reached over TCP, the metrics. One
- * per process for clients ({@link #shared(Configuration)}), one per DataNode for its mirrors.
+ * per process and distinct settings for clients ({@link #shared(Configuration)}), one per
+ * DataNode for its mirrors.
+ *
+ * <p>Lifetime of a shared client's transport: the process keeps the clients of its
+ * {@value #MAX_SHARED} most recently asked-for settings; an older one is retired, and its
+ * transport closes with its last open stream (each stream holds a reference from its HELLO
+ * until its connection closed). Without the bound a process that builds many configurations
+ * (a long-lived service, a test JVM) would keep a transport, its threads and memory for each.
  */
 final class TransferClient {
   private static final Logger LOG = LoggerFactory.getLogger(TransferClient.class);
   private static final long BUSY_CACHE_MS = 1000;
-  private static final Map<String, TransferClient> SHARED = new ConcurrentHashMap<>();
+  /** Shared clients kept before the least recently asked-for one is retired. */
+  static final int MAX_SHARED = 8;
+  /** Shared clients by settings, least recently asked-for first (guarded by itself). */
+  private static final java.util.LinkedHashMap<String, TransferClient> SHARED =
+      new java.util.LinkedHashMap<>(16, 0.75f, true);
 
   final TransferConf conf;
   final TransferMetrics metrics;
@@ -33,6 +44,12 @@ final class TransferClient {
   private final Transport transport;
   private final String noTransport;
   private final Map<InetSocketAddress, Long> negative = new ConcurrentHashMap<>();
+  /** Closes the transport at JVM exit, when this client did not close it before (or null). */
+  private Runnable shutdownHook;
+  // Guarded by this: streams holding the transport, and the lifecycle.
+  private int streams;
+  private boolean retired;
+  private boolean transportClosed;
 
   TransferClient(TransferConf conf, Transport transport, String noTransport,
       TransferMetrics metrics, TransferMetrics.Role role) {
@@ -49,14 +66,105 @@ final class TransferClient {
    */
   static TransferClient shared(Configuration c) {
     String settings = new java.util.TreeMap<>(c.getPropsWithPrefix(TransferConfigKeys.PREFIX))
-        + " " + new java.util.TreeMap<>(c.getPropsWithPrefix(TransportConfigKeys.TRANSPORT_KEY));
-    TransferClient known = SHARED.get(settings);
-    return known != null ? known : SHARED.computeIfAbsent(settings, k -> create(c));
+        + " " + new java.util.TreeMap<>(c.getPropsWithPrefix(TransportConfigKeys.TRANSPORT_KEY))
+        + " trustsPrivilegedPorts=" + PrivilegedPortCheck.trustsPrivilegedPorts(c);
+    TransferClient got;
+    TransferClient evicted = null;
+    synchronized (SHARED) {
+      got = SHARED.get(settings);
+      if (got != null && got.retired()) { // retired by hand (tests): settings asked for again
+        SHARED.remove(settings);
+        got = null;
+      }
+      if (got == null) {
+        got = create(c);
+        SHARED.put(settings, got);
+        if (SHARED.size() > MAX_SHARED) {
+          java.util.Iterator<TransferClient> eldest = SHARED.values().iterator();
+          evicted = eldest.next();
+          eldest.remove();
+        }
+      }
+    }
+    if (evicted != null) {
+      evicted.retire();
+    }
+    return got;
+  }
+
+  /** Shared clients kept now (tests). */
+  static int sharedCount() {
+    synchronized (SHARED) {
+      return SHARED.size();
+    }
+  }
+
+  /**
+   * Takes a reference to the transport for one stream; false when it is closed (the client was
+   * retired meanwhile: ask {@link TransferUse#client} again). {@link #release()} gives it back.
+   */
+  synchronized boolean acquire() {
+    if (transportClosed) {
+      return false;
+    }
+    streams++;
+    return true;
+  }
+
+  /** A stream no longer needs the transport; a retired client's last one closes it. */
+  void release() {
+    synchronized (this) {
+      if (streams <= 0) {
+        throw new IllegalStateException("transfer client released more often than acquired");
+      }
+      if (--streams > 0 || !retired || transportClosed) {
+        return;
+      }
+      transportClosed = true;
+    }
+    closeTransport();
+  }
+
+  /** No longer handed out: the transport closes now, or with its last stream. */
+  void retire() {
+    synchronized (this) {
+      retired = true;
+      if (streams > 0 || transportClosed) {
+        return;
+      }
+      transportClosed = true;
+    }
+    closeTransport();
+  }
+
+  /** Retired: whoever holds this client should ask {@link TransferUse#client} for a new one. */
+  synchronized boolean retired() {
+    return retired;
+  }
+
+  private void closeTransport() {
+    if (transport == null) {
+      return;
+    }
+    LOG.info("closing the HDFS transfer transport of settings no longer in use");
+    if (shutdownHook != null) {
+      try {
+        ShutdownHookManager.get().removeShutdownHook(shutdownHook);
+      } catch (IllegalStateException e) {
+        // the JVM is exiting: the hook closes it as well (close is idempotent)
+      }
+    }
+    try {
+      transport.close();
+    } catch (IOException e) {
+      LOG.debug("closing the HDFS transfer transport", e);
+    }
   }
 
   private static TransferClient create(Configuration c) {
     TransferConf conf = TransferConf.from(c);
     Transport t = null;
+    Runnable hook = null;
     String why = null;
     if (!conf.enabled) {
       why = TransferConfigKeys.ENABLED_KEY + "=false";
@@ -64,13 +172,14 @@ final class TransferClient {
       try {
         t = TransportFactory.create(c);
         Transport closing = t;
-        ShutdownHookManager.get().addShutdownHook(() -> {
+        hook = () -> {
           try {
             closing.close();
           } catch (IOException e) {
             LOG.debug("closing the HDFS transfer transport", e);
           }
-        }, 5);
+        };
+        ShutdownHookManager.get().addShutdownHook(hook, 5);
       } catch (IOException | RuntimeException e) {
         why = e.getMessage();
       }
@@ -81,6 +190,8 @@ final class TransferClient {
         } catch (IOException e) {
           LOG.debug("closing the HDFS transfer transport", e);
         }
+        ShutdownHookManager.get().removeShutdownHook(hook);
+        hook = null;
         t = null;
         why = stock;
       }
@@ -95,8 +206,10 @@ final class TransferClient {
             + (conf.portOffset >= 0 ? "+ " : "- ") + Math.abs(conf.portOffset)
             + ", stream.fails.without.transport=" + conf.streamFailsWithoutTransport + ")"
         : "over TCP (" + why + ")");
-    return new TransferClient(conf, t, why, TransferMetrics.client(),
+    TransferClient client = new TransferClient(conf, t, why, TransferMetrics.client(),
         TransferMetrics.Role.CLIENT);
+    client.shutdownHook = hook;
+    return client;
   }
 
   /** Why streams go over TCP before any attempt, or null when the transport may be tried. */
@@ -106,6 +219,10 @@ final class TransferClient {
     }
     if (transport == null) {
       return TransferMetrics.Fallback.NO_TRANSPORT;
+    }
+    if (PrivilegedPortCheck.clientProblem(conf.trustsPrivilegedPorts, tcpAddress.getPort())
+        != null) {
+      return TransferMetrics.Fallback.PRIVILEGED_PORT;
     }
     if (bound) {
       return TransferMetrics.Fallback.LOCAL_INTERFACES;
@@ -123,6 +240,11 @@ final class TransferClient {
     return null;
   }
 
+  /** The transport streams use, null for stock TCP (tests). */
+  Transport transport() {
+    return transport;
+  }
+
   String noTransportReason() {
     return noTransport;
   }
@@ -133,6 +255,24 @@ final class TransferClient {
 
   /** Opens a stream to the DataNode whose TCP transfer address is {@code tcpAddress}. */
   ClientPipe open(InetSocketAddress tcpAddress, int timeoutMs) throws IOException {
+    if (!acquire()) {
+      throw new TransferRefusedException(TransferError.STOPPING, "the transfer transport of"
+          + " these settings was closed (retired)");
+    }
+    boolean ok = false;
+    try {
+      ClientPipe p = hello(tcpAddress, timeoutMs);
+      p.whenClosed(this::release);
+      ok = true;
+      return p;
+    } finally {
+      if (!ok) {
+        release();
+      }
+    }
+  }
+
+  private ClientPipe hello(InetSocketAddress tcpAddress, int timeoutMs) throws IOException {
     int wait = Math.min(timeoutMs <= 0 ? Integer.MAX_VALUE : timeoutMs, conf.connectTimeoutMs);
     try {
       return TransferHello.open(transport, endpoint(tcpAddress), tcpAddress.getPort(), role, wait,

@@ -35,6 +35,10 @@ public final class TransferConf {
   final boolean streamFailsWithoutTransport;
   final int portOffset;
   final int connectTimeoutMs;
+  /** {@link TransferConfigKeys#HELLO_TIMEOUT_KEY}. */
+  final long helloTimeoutMs;
+  /** {@link TransferConfigKeys#MAX_CONNECTIONS_PER_ADDRESS_KEY}. */
+  final int maxConnectionsPerAddress;
   final long negativeCacheMs;
   final int chunk;
   private final int window;
@@ -42,6 +46,11 @@ public final class TransferConf {
   final int acceptQueue;
   final boolean callerReads;
   final long parkMaxMs;
+  /**
+   * HDFS skips SASL towards privileged transfer ports with these settings
+   * ({@link PrivilegedPortCheck#trustsPrivilegedPorts}): such DataNodes are reached over TCP.
+   */
+  final boolean trustsPrivilegedPorts;
   /** This process's {@code hadoop.hpc.transport.max.inflight}: requests a stream may have out. */
   final int maxInflight;
 
@@ -53,6 +62,10 @@ public final class TransferConf {
     portOffset = conf.getInt(PORT_OFFSET_KEY, PORT_OFFSET_DEFAULT);
     connectTimeoutMs = (int) conf.getTimeDuration(CONNECT_TIMEOUT_KEY, CONNECT_TIMEOUT_DEFAULT,
         TimeUnit.MILLISECONDS);
+    helloTimeoutMs = conf.getTimeDuration(HELLO_TIMEOUT_KEY, HELLO_TIMEOUT_DEFAULT,
+        TimeUnit.MILLISECONDS);
+    maxConnectionsPerAddress = conf.getInt(MAX_CONNECTIONS_PER_ADDRESS_KEY,
+        MAX_CONNECTIONS_PER_ADDRESS_DEFAULT);
     negativeCacheMs = conf.getTimeDuration(NEGATIVE_CACHE_KEY, NEGATIVE_CACHE_DEFAULT,
         TimeUnit.MILLISECONDS);
     // as Configuration.getLongBytes, with the default written as the XML writes it
@@ -65,10 +78,14 @@ public final class TransferConf {
     long io = conf.getTimeDuration(TransportConfigKeys.IO_TIMEOUT_KEY,
         TransportConfigKeys.IO_TIMEOUT_DEFAULT, TimeUnit.MILLISECONDS);
     parkMaxMs = Math.max(100, io / 3);
+    trustsPrivilegedPorts = PrivilegedPortCheck.trustsPrivilegedPorts(conf);
     maxInflight = conf.getInt(TransportConfigKeys.MAX_INFLIGHT_KEY,
         TransportConfigKeys.MAX_INFLIGHT_DEFAULT);
     check(portOffset >= -65535 && portOffset <= 65535, PORT_OFFSET_KEY, portOffset);
     check(connectTimeoutMs > 0, CONNECT_TIMEOUT_KEY, connectTimeoutMs);
+    check(helloTimeoutMs > 0, HELLO_TIMEOUT_KEY, helloTimeoutMs);
+    check(maxConnectionsPerAddress >= 0, MAX_CONNECTIONS_PER_ADDRESS_KEY,
+        maxConnectionsPerAddress);
     check(chunk >= 4096, CHUNK_SIZE_KEY, chunk);
     check(window >= 0, WINDOW_KEY, window);
     check(pulls >= 0, PULLS_KEY, pulls);

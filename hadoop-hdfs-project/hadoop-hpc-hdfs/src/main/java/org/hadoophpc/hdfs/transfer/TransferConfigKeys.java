@@ -55,6 +55,26 @@ public final class TransferConfigKeys {
   public static final String CONNECT_TIMEOUT_KEY = "dfs.hpc.datatransfer.connect.timeout";
   public static final String CONNECT_TIMEOUT_DEFAULT = "3s";
 
+  /**
+   * DataNodes: the most a connection to the transport endpoint may go without a valid HELLO
+   * before it is closed. Until its HELLO a connection is untrusted: one request of at most
+   * {@code TransferHandler.HELLO_MAX_BYTES}, holding no pooled memory while it arrives. Longer
+   * than clients' {@link #CONNECT_TIMEOUT_KEY}, which bounds how long they wait for the answer.
+   */
+  public static final String HELLO_TIMEOUT_KEY = "dfs.hpc.datatransfer.hello.timeout";
+  public static final String HELLO_TIMEOUT_DEFAULT = "10s";
+
+  /**
+   * DataNodes: the most transport connections kept open from one remote IP address (tcp; peers
+   * on the same host by the local socket are not counted); one more is closed when accepted, and
+   * that client uses TCP for this DataNode. 0: no limit. Bounds what one host can hold of the
+   * endpoint's connections without a HELLO; generous, as one host's tasks open a few streams
+   * each.
+   */
+  public static final String MAX_CONNECTIONS_PER_ADDRESS_KEY =
+      "dfs.hpc.datatransfer.max.connections.per.address";
+  public static final int MAX_CONNECTIONS_PER_ADDRESS_DEFAULT = 1024;
+
   /** How long a DataNode that could not be reached over the transport is reached over TCP. */
   public static final String NEGATIVE_CACHE_KEY = "dfs.hpc.datatransfer.negative.cache";
   public static final String NEGATIVE_CACHE_DEFAULT = "60s";

@@ -20,12 +20,22 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The DataNode's transport handler: a HELLO makes a {@link ServerPipe} and queues its
- * {@link TransferPeer} for the xceiver server; DATA and PULL go to the connection's pipe. It
- * does not authenticate: HDFS does, in the stream (block tokens, SASL), exactly as on TCP.
+ * {@link TransferPeer} for the xceiver server; DATA and PULL go to the connection's pipe. Users
+ * are authenticated by HDFS, in the stream (block tokens, SASL), exactly as on TCP; the valid
+ * HELLO is this handler's admission step ({@link Connection#trust()}): before it a connection
+ * may send one request of at most {@link #HELLO_MAX_BYTES} (holding no pooled memory while it
+ * arrives) and is closed when it has not sent one within
+ * {@code dfs.hpc.datatransfer.hello.timeout}, so connections that never say HELLO pin neither
+ * memory nor a place for long. Any request is
+ * at most a chunk and its header: a larger one closes the connection before memory is taken;
+ * one remote address keeps at most {@code dfs.hpc.datatransfer.max.connections.per.address}
+ * connections open (tcp).
  */
 final class TransferHandler implements RequestHandler {
   private static final Logger LOG = LoggerFactory.getLogger(TransferHandler.class);
   private static final long CLOSE_GRACE_NANOS = 2_000_000_000L;
+  /** Most bytes of the one request an untrusted connection may send (a HELLO is 19). */
+  static final int HELLO_MAX_BYTES = 1024;
 
   private final BufferPool pool;
   private final TransferConf conf;
@@ -43,6 +53,31 @@ final class TransferHandler implements RequestHandler {
     this.local = local;
     long every = Math.max(50, conf.parkMaxMs / 2);
     timer.scheduleWithFixedDelay(this::tick, every, every, TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public boolean authenticates() {
+    return true; // by the HELLO: see the class comment
+  }
+
+  @Override
+  public int untrustedRequestBytes() {
+    return HELLO_MAX_BYTES;
+  }
+
+  @Override
+  public long authenticationTimeoutMs() {
+    return conf.helloTimeoutMs;
+  }
+
+  @Override
+  public int maxConnectionsPerAddress() {
+    return conf.maxConnectionsPerAddress;
+  }
+
+  @Override
+  public int maxRequestBytes() {
+    return conf.chunk + TransferWire.REQUEST_HEADER; // a DATA message; the rest are smaller
   }
 
   @Override
@@ -69,6 +104,15 @@ final class TransferHandler implements RequestHandler {
     }
     switch (type) {
       case TransferWire.DATA:
+        if (b.remaining() > conf.chunk) { // transports that do not check maxRequestBytes
+          request.release();
+          pipe.broken(new IOException(connection.remoteAddress() + " sent a DATA message of "
+              + b.remaining() + " bytes, more than the chunk of " + conf.chunk));
+          refuse(connection, requestId, TransferError.PROTOCOL, "DATA message of "
+              + b.remaining() + " bytes, more than the chunk of " + conf.chunk + " ("
+              + TransferConfigKeys.CHUNK_SIZE_KEY + ")");
+          return;
+        }
         pipe.onData(request, seq, requestId);
         break;
       case TransferWire.PULL:
@@ -130,6 +174,7 @@ final class TransferHandler implements RequestHandler {
       refuse(connection, requestId, TransferError.BUSY, "registered memory is full");
       return;
     }
+    connection.trust(); // a valid HELLO: the stream's own limits (window, chunk) hold from here
     ByteBuffer a = ok.nio();
     TransferWire.answerHeader(a, TransferWire.OK, 0, 0);
     a.putInt(conf.chunk).putInt(window).putInt(conf.pulls(connection.respondsFromFiles()))
@@ -155,14 +200,29 @@ final class TransferHandler implements RequestHandler {
     }
   }
 
-  /** Timer: answers PULLs parked too long; closes connections of streams closed long ago. */
+  /**
+   * Timer: answers PULLs parked too long; closes connections of streams closed long ago. A
+   * failure on one stream closes that stream's connection (logged) and the others still get
+   * their turn: an exception escaping here would end the timer's schedule for good, leaving
+   * every later PULL parked until the transport's io.timeout.
+   */
   void tick() {
     long now = System.nanoTime();
     for (ServerPipe p : pipes.values()) {
-      p.expireParked(now);
-      long closedAt = p.closedAt();
-      if (closedAt != 0 && now - closedAt > CLOSE_GRACE_NANOS) {
-        p.connectionClose();
+      try {
+        p.expireParked(now);
+        long closedAt = p.closedAt();
+        if (closedAt != 0 && now - closedAt > CLOSE_GRACE_NANOS) {
+          p.connectionClose();
+        }
+      } catch (RuntimeException e) {
+        try {
+          p.connectionClose();
+        } catch (RuntimeException again) {
+          e.addSuppressed(again);
+        }
+        LOG.error("transfer stream from {}: its timer work failed; its connection closed",
+            p.remoteAddress(), e);
       }
     }
   }

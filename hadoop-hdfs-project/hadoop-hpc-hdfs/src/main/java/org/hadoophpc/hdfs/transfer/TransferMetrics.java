@@ -22,7 +22,12 @@ public final class TransferMetrics {
   /** Why a connection went over TCP instead. */
   public enum Fallback {
     DISABLED, NO_TRANSPORT, NEGATIVE_CACHED, CONNECT_FAILED, HELLO_REJECTED, BUSY,
-    LOCAL_INTERFACES, ADDRESS
+    LOCAL_INTERFACES, ADDRESS,
+    /**
+     * A DataNode on a privileged transfer port while HDFS would skip SASL towards it
+     * ({@link PrivilegedPortCheck#clientProblem}).
+     */
+    PRIVILEGED_PORT
   }
 
   private static final Map<String, TransferMetrics> ALL = new ConcurrentHashMap<>();

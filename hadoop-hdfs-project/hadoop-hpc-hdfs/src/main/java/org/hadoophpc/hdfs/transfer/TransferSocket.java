@@ -80,6 +80,8 @@ final class TransferSocket extends Socket {
       ConnectException e = new ConnectException("HDFS transfer stream to " + to
           + " cannot use the transport (" + why + (error != null ? ": " + error.getMessage()
           : why == TransferMetrics.Fallback.NO_TRANSPORT ? ": " + client.noTransportReason()
+          : why == TransferMetrics.Fallback.PRIVILEGED_PORT ? ": " + PrivilegedPortCheck
+              .clientProblem(client.conf.trustsPrivilegedPorts, to.getPort())
           : "") + ") and " + TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY
           + "=true forbids TCP");
       if (error != null) {

@@ -242,4 +242,24 @@ class ClientPipeOrderTest {
     connection.open = false;
     p.close();
   }
+
+  /**
+   * A DataNode answering a DATA message with fewer bytes than an answer header fails the stream
+   * with an IOException saying so (before: an IndexOutOfBoundsException on the transport's
+   * thread, and the stream left waiting).
+   */
+  @Test
+  void aShortAnswerToADataMessageFailsTheStreamClearly() throws IOException {
+    ClientPipe p = pipe(4);
+    assertEquals(1, p.write(ByteBuffer.wrap(new byte[] {1})));
+    Buffer shortAck = pool.allocate(4);
+    shortAck.nio().putInt(TransferWire.ACK).flip();
+    connection.data.get(0).completed(shortAck);
+    IOException e = assertThrows(IOException.class,
+        () -> p.write(ByteBuffer.wrap(new byte[] {2})));
+    assertTrue(e.getMessage().contains("answered a DATA message with 4 bytes"), e.getMessage());
+    assertFalse(connection.open, "the connection is closed");
+    p.close();
+    assertEquals(0, pool.outstandingBuffers(), "the short answer's memory given back");
+  }
 }

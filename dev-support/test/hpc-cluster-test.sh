@@ -157,6 +157,14 @@ PBS_NODEFILE="${tmp}/pbs_nodefile" hpc_host_list ""
 assert_eq "PBS node file: one line per core, first appearance kept" "pn2 pn1 pn3" "$(words "${HPC_HOSTS}")"
 out=$(hpc_host_list "" 2>&1)
 assert_contains "no host list is explained" "no host list: pass --hosts FILE" "${out}"
+# shellcheck disable=SC2016  # ${IFS} is meant literally: the planted entry
+printf 'hn1\n-oProxyCommand=touch${IFS}%s/pwned\n' "${tmp}" >"${tmp}/evil-hosts"
+out=$(hpc_host_list "${tmp}/evil-hosts" 2>&1) && rc=0 || rc=$?
+assert_eq "a host name starting with '-' is refused" 1 "${rc}"
+assert_contains "the refused entry is named" "holds '-oProxyCommand" "${out}"
+out=$(hpc_on_host "-oProxyCommand=touch ${tmp}/pwned" true 2>&1) && rc=0 || rc=$?
+assert_eq "hpc_on_host refuses an option as a host" 255 "${rc}"
+assert_eq "no command ran through ssh's options" "no" "$([[ -e "${tmp}/pwned" ]] && echo yes || echo no)"
 
 echo "== hpc_min_workers"
 assert_eq "90% of 3 rounds up" 3 "$(hpc_min_workers 90% 3)"

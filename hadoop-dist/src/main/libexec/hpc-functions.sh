@@ -513,6 +513,7 @@ hpc_on_host() {
   local host=$1
   shift
   local node=()
+  hpc_valid_host "${host}" || { hpc_error "not a host name: '${host}'"; return 255; }
   hpc_is_loopback "${host}" || node=(env "HADOOP_HPC_NODE=${host}")
   if hpc_is_local_host "${host}"; then
     "${node[@]}" "$@"
@@ -571,6 +572,13 @@ hpc_on_hosts() {
 # ---------------------------------------------------------------------------------------------
 # cluster configuration (sbin/hpc-cluster.sh)
 
+## hpc_valid_host NAME: true when NAME can only be a host (a DNS name or an IPv4/IPv6 address):
+## letters, digits, '.', '-', '_', ':', not starting with '-', so that it never becomes an option
+## of ssh or of any command it is given to.
+hpc_valid_host() {
+  [[ "$1" =~ ^[A-Za-z0-9_:][A-Za-z0-9._:-]*$ ]]
+}
+
 ## hpc_host_list FILE: the hosts of the job, one per line, duplicates dropped, order kept: from
 ## FILE if given (one host per line, '#' comments; a PBS node file or `host slots=N` lines work
 ## too), else Slurm's SLURM_JOB_NODELIST expanded by `scontrol show hostnames`, else PBS's
@@ -607,6 +615,13 @@ hpc_host_list() {
     hpc_error "the host list (${HPC_HOSTS_SOURCE}) is empty"
     return 1
   fi
+  local host
+  for host in ${HPC_HOSTS}; do
+    if ! hpc_valid_host "${host}"; then
+      hpc_error "the host list (${HPC_HOSTS_SOURCE}) holds '${host}', which is not a host name (letters, digits, '.', '-', '_', ':'; not starting with '-')"
+      return 1
+    fi
+  done
 }
 
 ## hpc_min_workers SPEC TOTAL: how many of TOTAL workers must be live for SPEC (N, or P% rounded

@@ -5,7 +5,9 @@
 #
 # Multi-host lane: four "hosts" on this machine, each a network namespace with its
 # own address, host name (unshare --uts), sshd and node-local directories; the tarball unpacked
-# once in a directory all of them share, as on a cluster's shared file system. The cluster is
+# once in a directory all of them share, as on a cluster's shared file system. A second Unix
+# user (the co-tenant, lib/multihost-cotenant.sh) holds the hpc shuffle's first port on every
+# worker before the cluster starts and relays it to the service. The cluster is
 # configured and started by sbin/hpc-cluster.sh on the master, exactly as a user would, and
 # reaches the workers over ssh. Runs TeraGen -> TeraSort (hpc shuffle, strict) -> TeraValidate
 # and proves from the job's counters and task hosts that shuffle bytes crossed hosts; TestDFSIO
@@ -48,10 +50,13 @@ ROWS=${HPC_MH_ROWS:-400000}
 SLURM_ROWS=${HPC_MH_SLURM_ROWS:-100000}
 MUNGE_DIR=/run/${PREFIX}-munge
 
+HPC_LANE_LIB="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)/lib"
 # shellcheck source=lib/lane.sh
-. "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)/lib/lane.sh"
+. "${HPC_LANE_LIB}/lane.sh"
 # shellcheck source=lib/multihost-launcher.sh
-. "$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)/lib/multihost-launcher.sh"
+. "${HPC_LANE_LIB}/multihost-launcher.sh"
+# shellcheck source=lib/multihost-cotenant.sh
+. "${HPC_LANE_LIB}/multihost-cotenant.sh"
 t_all=${SECONDS}
 
 ## die WHY: the lane cannot run (or cannot go on): a failure, never a skip.
@@ -301,6 +306,10 @@ lane_conf "${work}/base/modes/lane/mapred-site.xml" \
   mapreduce.job.reduce.slowstart.completedmaps 1.0
 CONF="${work}/conf"
 
+phase "co-tenant: another user holds the hpc shuffle's first port on every worker, relaying it"
+cotenant_up
+cotenant_relays_up
+
 phase "configure and start: hpc-cluster.sh on ${MASTER}"
 out=$(on "${MASTER}" "${H}/sbin/hpc-cluster.sh" configure --conf-dir "${CONF}" \
   --hosts "${work}/hosts" --mode rdma-shuffle,lane --base "${work}/base" \
@@ -420,8 +429,10 @@ fi
 
 phase "terasort: hpc shuffle (strict), 3 reducers fetching across hosts"
 log1="${work}/terasort-1.log"
+job1_ok=false
 if hadoop jar "${EX}" terasort "${STRICT[@]}" /lane/in /lane/out1 >"${log1}" 2>&1; then
   pass "terasort with the hpc shuffle, strict"
+  job1_ok=true
 else
   fail "terasort with the hpc shuffle, strict" "$(tail -n 30 "${log1}")"
 fi
@@ -435,7 +446,8 @@ shuffled=$(counter "${log1}" 'Reduce shuffle bytes')
   pass "BYTES_OVER_TCP=${tcp} (of Reduce shuffle bytes=${shuffled:-?}), FALLBACKS=${fallbacks:-0}" ||
   fail "hpc shuffle bytes over tcp > 0, no fallback (tcp '${tcp}', fallbacks '${fallbacks}')"
 [[ "${tcp:-0}" -eq "${shuffled:--1}" ]] && pass "every shuffled byte went through the hpc shuffle" ||
-  fail "every shuffled byte went through the hpc shuffle (tcp ${tcp}, shuffle bytes ${shuffled})"
+  { fail "every shuffled byte went through the hpc shuffle (tcp ${tcp}, shuffle bytes ${shuffled})"; job1_ok=false; }
+cotenant_relays_check "${job1_ok}"
 job1=$(grep -o 'job_[0-9]*_[0-9]*' "${log1}" | head -n 1)
 maps=$(task_hosts "${job1}" m)
 reduces=$(task_hosts "${job1}" r)

@@ -57,6 +57,17 @@ wait_bounded() {
   wait "${pid}"
 }
 
+## await_line FILE REGEX SECONDS: true as soon as FILE has a line matching REGEX (grep -E),
+## false when it has none after SECONDS (checked every 0.5 s).
+await_line() {
+  local file=$1 regex=$2 tries=$(($3 * 2)) _
+  for _ in $(seq "${tries}"); do
+    grep -qE "${regex}" "${file}" 2>/dev/null && return 0
+    sleep 0.5
+  done
+  grep -qE "${regex}" "${file}" 2>/dev/null
+}
+
 ## lane_conf FILE NAME VALUE...: writes a Hadoop configuration file of these properties (a mode
 ## overlay for hpc-cluster.sh configure --base or apply-mode).
 lane_conf() {

@@ -125,11 +125,7 @@ EOF
   jobid2=$(cd "${jobs_dir}" && on "${MASTER}" sbatch --parsable sleeper.sbatch 2>&1)
   [[ "${jobid2}" =~ ^[0-9]+$ ]] || die "sbatch sleeper.sbatch failed: ${jobid2}"
   sleeper_out="${jobs_dir}/sleeper-${jobid2}.out"
-  for _ in $(seq 240); do
-    grep -q '^command running' "${sleeper_out}" 2>/dev/null && break
-    sleep 0.5
-  done
-  grep -q '^command running' "${sleeper_out}" 2>/dev/null &&
+  await_line "${sleeper_out}" '^command running' 120 &&
     pass "job ${jobid2}: the launcher's cluster is up and its command runs" ||
     fail "job ${jobid2}: the launcher's command runs" "$(tail -n 30 "${sleeper_out}" 2>&1)"
   on "${MASTER}" scancel --batch --signal=USR1 "${jobid2}"

@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -18,8 +17,6 @@ import java.util.List;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
 import org.hadoophpc.net.Completion;
-import org.hadoophpc.net.Connection;
-import org.hadoophpc.net.RemoteRegion;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -39,23 +36,12 @@ class ClientPipeOrderTest {
   }
 
   /** A connection that keeps each PULL's completion for the test to answer. */
-  private static final class Parked implements Connection {
+  private static final class Parked extends FakeConnection {
     final List<Completion<Buffer>> pulls = new ArrayList<>();
     /** Each DATA request's completion, for the test to answer (ACK). */
     final List<Completion<Buffer>> data = new ArrayList<>();
     /** Each request call: its requests' type and flags ("DATA", "PULL", "PULL+RIDES"). */
     final List<List<String>> calls = new ArrayList<>();
-    boolean open = true;
-
-    @Override
-    public InetSocketAddress remoteAddress() {
-      return new InetSocketAddress("127.0.0.1", 9866);
-    }
-
-    @Override
-    public boolean isOpen() {
-      return open;
-    }
 
     @Override
     public int inFlight() {
@@ -100,31 +86,6 @@ class ClientPipeOrderTest {
       }
     }
 
-    @Override
-    public boolean read(RemoteRegion region, long offset, int length, Buffer destination,
-        Completion<Void> completion) {
-      return false;
-    }
-
-    @Override
-    public boolean write(Buffer source, RemoteRegion region, long offset,
-        Completion<Void> completion) {
-      return false;
-    }
-
-    @Override
-    public void respond(long requestId, Buffer response) {
-      response.release();
-    }
-
-    @Override
-    public void fail(long requestId, int code, String message) {
-    }
-
-    @Override
-    public void close() {
-      open = false;
-    }
   }
 
   private ClientPipe pipe(int park) {

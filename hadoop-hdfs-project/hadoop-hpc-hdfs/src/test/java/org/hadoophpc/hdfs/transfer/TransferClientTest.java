@@ -15,11 +15,8 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 
 import org.apache.hadoop.conf.Configuration;
-import org.hadoophpc.net.Listener;
 import org.hadoophpc.net.Transport;
 import org.hadoophpc.net.TransportFactory;
 import org.junit.jupiter.api.AfterEach;
@@ -33,31 +30,17 @@ import org.junit.jupiter.api.Test;
  * at most {@link TransferClient#MAX_SHARED} settings kept).
  */
 class TransferClientTest {
-  private Transport server;
-  private Listener listener;
-  private TransferPeerServer peers;
-  private TransferHandler handler;
-  private ScheduledExecutorService timer;
+  private DataNodeEndpoint endpoint;
   private final List<Transport> opened = new ArrayList<>();
 
   @BeforeEach
   void setUp() throws IOException {
-    Configuration conf = tcp();
-    server = TransportFactory.create(conf);
-    peers = new TransferPeerServer(4, "client-test");
-    timer = Executors.newSingleThreadScheduledExecutor();
-    handler = new TransferHandler(server.bufferPool(), TransferConf.from(conf),
-        TransferMetrics.of("client-test-server"), peers, new InetSocketAddress("127.0.0.1", 1),
-        timer);
-    listener = server.listen(new InetSocketAddress("127.0.0.1", 0), handler);
+    endpoint = new DataNodeEndpoint(tcp(), TransferMetrics.of("client-test-server"));
   }
 
   @AfterEach
   void tearDown() throws IOException {
-    listener.close();
-    handler.closeAll();
-    timer.shutdownNow();
-    server.close();
+    endpoint.close();
     for (Transport t : opened) {
       t.close();
     }
@@ -144,8 +127,8 @@ class TransferClientTest {
   @Test
   void aRetiredClientClosesItsTransportWithItsLastStream() throws IOException {
     TransferClient c = client(tcp());
-    ClientPipe stream = c.open(listener.address(), 3000);
-    peers.accept();
+    ClientPipe stream = c.open(endpoint.address(), 3000);
+    endpoint.peers.accept();
     c.retire();
     assertFalse(closed(c.transport()), "a stream still uses it");
     assertTrue(c.retired());
@@ -157,8 +140,8 @@ class TransferClientTest {
   @Test
   void aRetiredClientWithoutStreamsClosesItsTransportAtOnce() throws IOException {
     TransferClient c = client(tcp());
-    c.open(listener.address(), 3000).close();
-    peers.accept();
+    c.open(endpoint.address(), 3000).close();
+    endpoint.peers.accept();
     assertFalse(closed(c.transport()), "kept while the client is in use");
     c.retire();
     assertTrue(closed(c.transport()));

@@ -16,9 +16,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import org.apache.hadoop.conf.Configuration;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.BufferPool;
-import org.hadoophpc.net.Completion;
-import org.hadoophpc.net.Connection;
-import org.hadoophpc.net.RemoteRegion;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -39,43 +36,9 @@ class TransferHandlerTickTest {
   }
 
   /** A connection that records answers; once {@code failing}, answering throws. */
-  private static final class Recording implements Connection {
+  private static final class Recording extends FakeConnection {
     final List<Long> answered = new CopyOnWriteArrayList<>();
     volatile boolean failing;
-    volatile boolean open = true;
-
-    @Override
-    public InetSocketAddress remoteAddress() {
-      return new InetSocketAddress("127.0.0.1", 40000);
-    }
-
-    @Override
-    public boolean isOpen() {
-      return open;
-    }
-
-    @Override
-    public int inFlight() {
-      return 0;
-    }
-
-    @Override
-    public boolean request(Buffer request, Completion<Buffer> completion) {
-      request.release();
-      return true;
-    }
-
-    @Override
-    public boolean read(RemoteRegion region, long offset, int length, Buffer destination,
-        Completion<Void> completion) {
-      return false;
-    }
-
-    @Override
-    public boolean write(Buffer source, RemoteRegion region, long offset,
-        Completion<Void> completion) {
-      return false;
-    }
 
     @Override
     public void respond(long requestId, Buffer response) {
@@ -89,11 +52,6 @@ class TransferHandlerTickTest {
     @Override
     public void fail(long requestId, int code, String message) {
       answered.add(requestId);
-    }
-
-    @Override
-    public void close() {
-      open = false;
     }
   }
 

@@ -25,8 +25,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
@@ -50,14 +48,10 @@ import org.junit.jupiter.api.io.TempDir;
 class TransferStreamTest {
   private static final int IO_TIMEOUT_MS = 900;
 
-  private Transport server;
+  private DataNodeEndpoint endpoint;
   private Transport clientTransport;
-  private Listener listener;
-  private TransferPeerServer peers;
-  private TransferHandler handler;
   private TransferClient client;
   private InetSocketAddress at;
-  private ScheduledExecutorService timer;
   private final TransferMetrics serverMetrics = TransferMetrics.of("stream-test-server");
 
   @BeforeEach
@@ -67,13 +61,8 @@ class TransferStreamTest {
     conf.set("hadoop.hpc.transport.io.timeout", IO_TIMEOUT_MS + "ms");
     conf.setBoolean(TransferConfigKeys.STREAM_FAILS_WITHOUT_TRANSPORT_KEY, true);
     TransferConf tc = TransferConf.from(conf);
-    server = TransportFactory.create(conf);
-    peers = new TransferPeerServer(4, "test");
-    timer = Executors.newSingleThreadScheduledExecutor();
-    handler = new TransferHandler(server.bufferPool(), tc, serverMetrics, peers,
-        new InetSocketAddress("127.0.0.1", 1), timer);
-    listener = server.listen(new InetSocketAddress("127.0.0.1", 0), handler);
-    at = listener.address();
+    endpoint = new DataNodeEndpoint(conf, serverMetrics);
+    at = endpoint.address();
     clientTransport = TransportFactory.create(conf);
     client = new TransferClient(tc, clientTransport, null, TransferMetrics.of("stream-test"),
         TransferMetrics.Role.CLIENT);
@@ -81,10 +70,7 @@ class TransferStreamTest {
 
   @AfterEach
   void tearDown() throws IOException {
-    listener.close();
-    handler.closeAll();
-    timer.shutdownNow();
-    server.close();
+    endpoint.close();
     clientTransport.close();
   }
 
@@ -95,7 +81,7 @@ class TransferStreamTest {
   }
 
   private Peer accept() throws IOException {
-    Peer p = peers.accept();
+    Peer p = endpoint.peers.accept();
     p.setReadTimeout(10_000); // as DataXceiver does: no wait here is unbounded
     p.setWriteTimeout(10_000);
     return p;
@@ -298,9 +284,9 @@ class TransferStreamTest {
         p.getOutputStream().flush();
         assertEquals(1, NetUtils.getInputStream(s, 5000).read());
       }
-      waitUntil(() -> server.registeredMemory().usedBytes() == 0
+      waitUntil(() -> endpoint.transport.registeredMemory().usedBytes() == 0
           && clientTransport.registeredMemory().usedBytes() == 0,
-          () -> "in use with 300 idle streams: DataNode " + server.registeredMemory()
+          () -> "in use with 300 idle streams: DataNode " + endpoint.transport.registeredMemory()
               + ", client " + clientTransport.registeredMemory());
     } finally {
       for (Socket s : sockets) {
@@ -344,12 +330,12 @@ class TransferStreamTest {
           request.release(); // as if it never arrived
           return;
         }
-        handler.onRequest(c, request, requestId);
+        endpoint.handler.onRequest(c, request, requestId);
       }
 
       @Override
       public void onClose(org.hadoophpc.net.Connection c) {
-        handler.onClose(c);
+        endpoint.handler.onClose(c);
       }
     };
     Configuration conf = new Configuration(false);
@@ -359,7 +345,8 @@ class TransferStreamTest {
     TransferMetrics metrics = TransferMetrics.of("stream-test-retry");
     TransferClient quick = new TransferClient(TransferConf.from(conf), clientTransport, null,
         metrics, TransferMetrics.Role.CLIENT);
-    try (Listener flaky = server.listen(new InetSocketAddress("127.0.0.1", 0), losesFirst)) {
+    try (Listener flaky = endpoint.transport.listen(new InetSocketAddress("127.0.0.1", 0),
+        losesFirst)) {
       Socket s = new RdmaSocketFactory(quick).createSocket();
       NetUtils.connect(s, flaky.address(), 5000);
       try {
@@ -487,7 +474,7 @@ class TransferStreamTest {
 
   @Test
   void strictRefusesAnEndpointThatIsNotAnHdfsTransferService() throws Exception {
-    try (Listener other = server.listen(new InetSocketAddress("127.0.0.1", 0),
+    try (Listener other = endpoint.transport.listen(new InetSocketAddress("127.0.0.1", 0),
         (c, req, responder) -> {
           req.release();
           responder.fail(9, "shuffle here");
@@ -509,10 +496,10 @@ class TransferStreamTest {
    */
   @Test
   void strictTriesAgainADataNodeThatWasDownAMomentAgo() throws Exception {
-    listener.close();
+    endpoint.stopListening();
     Socket down = new RdmaSocketFactory(client).createSocket();
     assertThrows(ConnectException.class, () -> NetUtils.connect(down, at, 5000));
-    listener = server.listen(at, handler);
+    endpoint.listenAgain(at);
     try (Socket s = connect()) {
       assertTrue(s.isConnected());
       try (Peer p = accept()) {

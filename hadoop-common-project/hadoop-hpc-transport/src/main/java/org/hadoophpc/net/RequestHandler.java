@@ -88,6 +88,16 @@ public interface RequestHandler {
     return 0;
   }
 
+  /**
+   * A listener of this handler accepted {@code connection} (on verbs: the peer's connect request
+   * was accepted); runs on its event thread before any request of it. A handler that
+   * {@link #authenticates() authenticates} may keep the count of peers that have not yet and
+   * {@link Connection#close() close} older ones to bound it; it must not close
+   * {@code connection} itself here. The default does nothing.
+   */
+  default void onConnect(Connection connection) {
+  }
+
   /** The connection closed (either side, or the peer died). */
   default void onClose(Connection connection) {
   }

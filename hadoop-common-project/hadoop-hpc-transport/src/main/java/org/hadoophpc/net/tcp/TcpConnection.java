@@ -142,6 +142,9 @@ final class TcpConnection implements Connection {
     transport.metrics().opened(); // counted once registered: closeNow then counts its close
     outbound.attach(selectionKey);
     inbound.attach(selectionKey);
+    if (handler != null) {
+      handler.onConnect(this); // accepted by a listener (connections we open have no handler)
+    }
   }
 
   String peer() {

@@ -177,6 +177,8 @@ final class VerbsSetUp {
     conn.metrics().opened(); // established: its close is counted too (VerbsTeardown)
     if (connectFuture != null) {
       connectFuture.complete(conn);
+    } else if (conn.listener() != null) {
+      conn.listener().handler().onConnect(conn); // established: the handler hears its close
     }
     conn.pump();
   }

@@ -7,6 +7,7 @@ import static org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys.*;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.conf.StorageUnit;
+import org.hadoophpc.mapreduce.shuffle.protocol.Wire;
 
 /**
  * The shuffle keys of {@link ShuffleConfigKeys}, read and validated once. A bad value throws
@@ -38,6 +39,7 @@ public final class ShuffleConf {
   private final boolean sslVerbsPlaintext;
   private final int eventsInterval;
   private final int eventsBudget;
+  private final ServiceLimits limits;
 
   private ShuffleConf(Configuration conf) {
     port = conf.getInt(PORT_KEY, PORT_DEFAULT);
@@ -99,6 +101,21 @@ public final class ShuffleConf {
         conf.getInt(EVENTS_INTERVAL_KEY, EVENTS_INTERVAL_DEFAULT), 1);
     eventsBudget = atLeast(EVENTS_AM_BUDGET_KEY,
         conf.getInt(EVENTS_AM_BUDGET_KEY, EVENTS_AM_BUDGET_DEFAULT), 1);
+    limits = new ServiceLimits(
+        atLeast(SERVER_SESSIONS_MAX_KEY, conf.getInt(SERVER_SESSIONS_MAX_KEY,
+            SERVER_SESSIONS_MAX_DEFAULT), 1),
+        atLeast(SERVER_SESSIONS_PER_JOB_MAX_KEY, conf.getInt(SERVER_SESSIONS_PER_JOB_MAX_KEY,
+            SERVER_SESSIONS_PER_JOB_MAX_DEFAULT), 1),
+        atLeast(SERVER_FILES_MAX_KEY, conf.getInt(SERVER_FILES_MAX_KEY,
+            SERVER_FILES_MAX_DEFAULT), 1),
+        atLeast(SERVER_FILES_PER_JOB_MAX_KEY, conf.getInt(SERVER_FILES_PER_JOB_MAX_KEY,
+            SERVER_FILES_PER_JOB_MAX_DEFAULT), 1),
+        atLeast(SERVER_OPEN_MAPS_MAX_KEY, Math.min(conf.getInt(SERVER_OPEN_MAPS_MAX_KEY,
+            SERVER_OPEN_MAPS_MAX_DEFAULT), Wire.MAX_MAPS), 1),
+        atLeast(SERVER_UNTRUSTED_MAX_KEY, conf.getInt(SERVER_UNTRUSTED_MAX_KEY,
+            SERVER_UNTRUSTED_MAX_DEFAULT), 1),
+        atLeast(SERVER_UNTRUSTED_PER_ADDRESS_MAX_KEY, conf.getInt(
+            SERVER_UNTRUSTED_PER_ADDRESS_MAX_KEY, SERVER_UNTRUSTED_PER_ADDRESS_MAX_DEFAULT), 1));
   }
 
   /** Reads and validates {@code conf}. */
@@ -183,6 +200,11 @@ public final class ShuffleConf {
   /** BUSY answers in a row from a host a reducer waits out before it counts failed fetches. */
   public int busyMaxRetries() {
     return busyMaxRetries;
+  }
+
+  /** The service's bounds on sessions, files and connections not yet trusted. */
+  public ServiceLimits limits() {
+    return limits;
   }
 
   public int serverQueue() {

@@ -76,6 +76,58 @@ public final class ShuffleConfigKeys {
   public static final String SERVER_QUEUE_KEY = "mapreduce.hpc.shuffle.server.queue";
   public static final int SERVER_QUEUE_DEFAULT = 4096;
 
+  /*
+   * Service bounds. Sized for 64 nodes x 16 reducers: 1024 reducers x 5 fetchers
+   * (mapreduce.reduce.shuffle.parallelcopies) hold at most 5120 sessions, one per fetcher, and
+   * a session names at most 20 maps (stock's ShuffleSchedulerImpl.MAX_MAPS_AT_ONCE). A session or
+   * file cap that is reached answers BUSY (the reducer waits, bounded by busy.max.retries).
+   */
+
+  /** Fetch sessions the service holds open at once, all jobs together. */
+  public static final String SERVER_SESSIONS_MAX_KEY = "mapreduce.hpc.shuffle.server.sessions.max";
+  public static final int SERVER_SESSIONS_MAX_DEFAULT = 8192;
+
+  /** Fetch sessions one job's reducers hold open at once (other jobs keep the rest). */
+  public static final String SERVER_SESSIONS_PER_JOB_MAX_KEY =
+      "mapreduce.hpc.shuffle.server.sessions.per.job.max";
+  public static final int SERVER_SESSIONS_PER_JOB_MAX_DEFAULT = 6144;
+
+  /**
+   * Map-output files the service holds open at once, all jobs together. Sessions reading the
+   * same map attempt share its file, so this counts distinct map outputs being served.
+   */
+  public static final String SERVER_FILES_MAX_KEY = "mapreduce.hpc.shuffle.server.files.max";
+  public static final int SERVER_FILES_MAX_DEFAULT = 16384;
+
+  /** Map-output files one job's sessions hold open at once. */
+  public static final String SERVER_FILES_PER_JOB_MAX_KEY =
+      "mapreduce.hpc.shuffle.server.files.per.job.max";
+  public static final int SERVER_FILES_PER_JOB_MAX_DEFAULT = 8192;
+
+  /**
+   * Maps one open may name (each once); an open naming more, or one twice, is refused as a bad
+   * request. Stock's scheduler hands a fetcher at most 20 per host.
+   */
+  public static final String SERVER_OPEN_MAPS_MAX_KEY = "mapreduce.hpc.shuffle.server.open.maps.max";
+  public static final int SERVER_OPEN_MAPS_MAX_DEFAULT = 64;
+
+  /**
+   * Connections that have not yet proved a job token (their first open), all peers together.
+   * One more closes the oldest of them (a flood cannot keep a reducer out: its connection
+   * proves itself one round trip after it connects); each is closed anyway after
+   * {@code hadoop.hpc.transport.io.timeout}.
+   */
+  public static final String SERVER_UNTRUSTED_MAX_KEY = "mapreduce.hpc.shuffle.server.untrusted.max";
+  public static final int SERVER_UNTRUSTED_MAX_DEFAULT = 1024;
+
+  /**
+   * Connections from one address that have not yet proved a job token; one more closes that
+   * address's oldest, so one host cannot push out the others' (16 reducers x 5 fetchers = 80).
+   */
+  public static final String SERVER_UNTRUSTED_PER_ADDRESS_MAX_KEY =
+      "mapreduce.hpc.shuffle.server.untrusted.per.address.max";
+  public static final int SERVER_UNTRUSTED_PER_ADDRESS_MAX_DEFAULT = 128;
+
   /**
    * Reducer: BUSY answers in a row from one host's service (its read queue or its sessions are
    * full) that a reducer waits out, 500 ms apart, before it counts a failed fetch of each map it

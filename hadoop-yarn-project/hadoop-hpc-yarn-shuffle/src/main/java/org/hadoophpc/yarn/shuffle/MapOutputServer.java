@@ -3,12 +3,8 @@
  */
 package org.hadoophpc.yarn.shuffle;
 
-import java.io.File;
-import java.io.FileNotFoundException;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,11 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.apache.hadoop.io.SecureIOUtils;
-import org.apache.hadoop.mapreduce.TaskAttemptID;
-import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.metrics2.lib.MutableCounterLong;
-import org.apache.hadoop.util.DiskChecker;
 import org.hadoophpc.mapreduce.shuffle.ShuffleAuth;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
@@ -54,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * socket; no read-ahead); otherwise opens and reads go to a bounded pool of reader threads that
  * read chunks into pool buffers (first chunks read ahead); a full queue answers BUSY. Every
  * session starts with an open request whose HMAC must match the job token the NodeManager gave
- * the service; anything else is refused and logged.
+ * the service; anything else is refused and logged. Bounds before trust: {@link UntrustedPeers}
+ * and the transport's hooks below (open size, deadline); after it: {@link SessionAdmission}.
  */
 final class MapOutputServer implements RequestHandler {
   private static final Logger LOG = LoggerFactory.getLogger(MapOutputServer.class);
@@ -68,6 +61,10 @@ final class MapOutputServer implements RequestHandler {
   private final long allocateTimeoutMs;
   private final ShuffleServiceMetrics metrics;
   private final ThreadPoolExecutor readers;
+  /** What an open may hold: its maps, a session, the files (caps). */
+  private final SessionAdmission admission;
+  /** Connections whose peer has not proved a job token yet. */
+  private final UntrustedPeers untrusted;
   private final Map<Long, ServedSession> sessions = new ConcurrentHashMap<>();
   private final AtomicLong prefetched = new AtomicLong();
   /** The stock shuffle port of this NodeManager: its identity towards reducers. */
@@ -91,6 +88,8 @@ final class MapOutputServer implements RequestHandler {
     this.conf = conf;
     this.allocateTimeoutMs = allocateTimeoutMs;
     this.metrics = metrics;
+    this.admission = new SessionAdmission(conf.limits(), locator, metrics);
+    this.untrusted = new UntrustedPeers(conf.limits(), metrics);
     AtomicInteger n = new AtomicInteger();
     this.readers = new ThreadPoolExecutor(conf.serverThreads(), conf.serverThreads(), 60,
         TimeUnit.SECONDS, new ArrayBlockingQueue<>(conf.serverQueue()), r -> {
@@ -112,6 +111,28 @@ final class MapOutputServer implements RequestHandler {
   @Override
   public boolean authenticates() {
     return true;
+  }
+
+  /**
+   * Before trust a peer may send one open of the size {@code open.maps.max} maps take (8 KiB
+   * for the default: on tcp it then takes no pooled memory before it arrived in full).
+   */
+  @Override
+  public int untrustedRequestBytes() {
+    return conf.limits().openBytes();
+  }
+
+  /** The largest request is an open: nothing larger is read, trusted or not. */
+  @Override
+  public int maxRequestBytes() {
+    return conf.limits().openBytes();
+  }
+
+  @Override
+  public void onConnect(Connection connection) {
+    if (!connection.trusted()) {
+      untrusted.connected(connection);
+    }
   }
 
   @Override
@@ -178,6 +199,7 @@ final class MapOutputServer implements RequestHandler {
 
   @Override
   public void onClose(Connection connection) {
+    untrusted.closed(connection);
     for (ServedSession s : sessions.values()) {
       if (s.connection == connection) {
         closeSession(connection, s.id);
@@ -222,27 +244,24 @@ final class MapOutputServer implements RequestHandler {
       return;
     }
     connection.trust(); // the peer holds a job token: it may now send more than an open
+    untrusted.trusted(connection);
     long held = sessions.values().stream().filter(s -> s.connection == connection).count();
     if (held >= MAX_SESSIONS_PER_CONNECTION) {
+      metrics.opensRefusedBySessionCap.incr();
       responder.fail(ShuffleError.BUSY.code(), held + " sessions already open on this"
           + " connection");
       return;
     }
-    ServedSession.Entry[] entries = new ServedSession.Entry[r.maps().size()];
+    ServedSession.Entry[] entries;
+    try {
+      entries = admission.admit(job, r);
+    } catch (SessionAdmission.Refused e) {
+      responder.fail(e.code.code(), e.getMessage());
+      return;
+    }
     List<OpenResponse.Partition> parts = new ArrayList<>(entries.length);
-    for (int i = 0; i < entries.length; i++) {
-      String attempt = r.maps().get(i);
-      if (!isMapOf(attempt, r.jobId())) {
-        metrics.errors.incr();
-        for (int j = 0; j < i; j++) {
-          entries[j].close();
-        }
-        responder.fail(ShuffleError.BAD_REQUEST.code(), attempt + " is not a map attempt of "
-            + r.jobId());
-        return;
-      }
-      entries[i] = entry(job, attempt, r.reduce());
-      parts.add(entries[i].partition);
+    for (ServedSession.Entry e : entries) {
+      parts.add(e.partition);
     }
     // the session id is derived from both nonces and never sent: only the reducer that made the
     // open can name it (a replayed open opens a session nobody can read; it ends with the
@@ -273,62 +292,6 @@ final class MapOutputServer implements RequestHandler {
     answer.encode(b.nio());
     b.nio().flip();
     responder.respond(b);
-  }
-
-  /**
-   * True for a map attempt id of {@code jobId} in canonical form only: {@code forName} accepts
-   * ids whose parts are not numbers as Hadoop writes them (and the raw text names a directory).
-   */
-  static boolean isMapOf(String attempt, String jobId) {
-    try {
-      TaskAttemptID a = TaskAttemptID.forName(attempt);
-      return a != null && a.toString().equals(attempt) && a.getTaskType() == TaskType.MAP
-          && a.getJobID().toString().equals(jobId);
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-  }
-
-  private ServedSession.Entry entry(JobRegistry.Job job, String attempt, int reduce) {
-    MapOutputLocator.Located at;
-    try {
-      at = locator.locate(job, attempt, reduce);
-    } catch (DiskChecker.DiskErrorException | FileNotFoundException e) {
-      metrics.outputsNotFound.incr();
-      return new ServedSession.Entry(OpenResponse.Partition.failed(
-          OpenResponse.Status.NOT_FOUND, "no output of " + attempt + " on this node"), null,
-          null);
-    } catch (IOException e) {
-      metrics.errors.incr();
-      LOG.warn("hpc shuffle: cannot read the index of {}: {}", attempt, e.toString());
-      return new ServedSession.Entry(OpenResponse.Partition.failed(OpenResponse.Status.ERROR,
-          "index of " + attempt + " unreadable: " + e.getMessage()), null, null);
-    }
-    FileChannel ch = null;
-    try {
-      File f = new File(at.data().toUri().getPath());
-      RandomAccessFile raf = SecureIOUtils.openForRandomRead(f, "r", job.user(), null);
-      ch = raf.getChannel();
-      long end = at.index().startOffset + at.index().partLength;
-      if (ch.size() < end) {
-        throw new IOException(f + " has " + ch.size() + " bytes but its index places reduce "
-            + reduce + " up to byte " + end + " (truncated map output?)");
-      }
-      return new ServedSession.Entry(OpenResponse.Partition.ok(at.index().rawLength,
-          at.index().partLength), ch, at.index());
-    } catch (IOException e) {
-      metrics.errors.incr();
-      LOG.warn("hpc shuffle: cannot serve {}: {}", attempt, e.toString());
-      if (ch != null) {
-        try {
-          ch.close();
-        } catch (IOException ignored) {
-          // already failing
-        }
-      }
-      return new ServedSession.Entry(OpenResponse.Partition.failed(OpenResponse.Status.ERROR,
-          e.getMessage()), null, null);
-    }
   }
 
   /**
@@ -560,6 +523,7 @@ final class MapOutputServer implements RequestHandler {
     }
     metrics.openSessions.decr();
     s.close(this::headDone);
+    admission.closed(s);
   }
 
   /** Ends every session of {@code jobId} (its application finished). */

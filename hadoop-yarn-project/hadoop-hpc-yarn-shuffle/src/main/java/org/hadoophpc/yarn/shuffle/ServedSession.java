@@ -3,7 +3,6 @@
  */
 package org.hadoophpc.yarn.shuffle;
 
-import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,25 +24,34 @@ import org.hadoophpc.net.Connection;
  */
 final class ServedSession {
 
-  /** One requested map: served when {@link #partition} is OK. */
+  /**
+   * One requested map: served when {@link #partition} is OK, from {@link #channel}, the map
+   * output's file that the sessions reading it share ({@link OpenBudget}).
+   */
   static final class Entry {
     final OpenResponse.Partition partition;
     final FileChannel channel;
     final IndexRecord index;
+    private final OpenBudget.SharedFile file;
+    private boolean closed;
 
-    Entry(OpenResponse.Partition partition, FileChannel channel, IndexRecord index) {
+    Entry(OpenResponse.Partition partition, OpenBudget.SharedFile file, IndexRecord index) {
       this.partition = partition;
-      this.channel = channel;
+      this.file = file;
+      this.channel = file == null ? null : file.channel();
       this.index = index;
     }
 
+    /** A map the service cannot serve ({@code partition} says why). */
+    static Entry failed(OpenResponse.Partition partition) {
+      return new Entry(partition, null, null);
+    }
+
+    /** Lets go of the file (once; the session's owner calls it). */
     void close() {
-      if (channel != null) {
-        try {
-          channel.close();
-        } catch (IOException e) {
-          // read-only file: nothing to lose
-        }
+      if (file != null && !closed) {
+        closed = true;
+        file.release();
       }
     }
   }
@@ -136,7 +144,7 @@ final class ServedSession {
     return f;
   }
 
-  /** Drops the read-ahead and closes the files. */
+  /** Drops the read-ahead (the owner lets go of the files, see {@code SessionAdmission}). */
   void close(IntConsumer dropped) {
     synchronized (this) {
       closed = true;
@@ -145,9 +153,6 @@ final class ServedSession {
         ahead = null;
         aheadSpan = null;
       }
-    }
-    for (Entry e : entries) {
-      e.close();
     }
   }
 

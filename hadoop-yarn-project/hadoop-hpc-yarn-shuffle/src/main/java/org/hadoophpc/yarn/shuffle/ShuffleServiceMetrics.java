@@ -48,11 +48,51 @@ public class ShuffleServiceMetrics {
   MutableGaugeLong transportBytesInUse;
   @Metric("Open requests meant for another NodeManager's service on this host")
   MutableCounterLong wrongService;
+  @Metric("Opens refused BUSY: the service (or the job, or the connection) holds as many fetch"
+      + " sessions as it may")
+  MutableCounterLong opensRefusedBySessionCap;
+  @Metric("Opens refused BUSY: the service (or the job) holds as many map-output files open as it"
+      + " may")
+  MutableCounterLong opensRefusedByFileCap;
+  @Metric("Opens refused as bad requests: more maps than open.maps.max, a map named twice, or one"
+      + " not of the job")
+  MutableCounterLong opensRefusedByMaps;
+  @Metric("Connections closed to admit a newer one while too many had not proved a job token")
+  MutableCounterLong untrustedEvicted;
+  @Metric("Connections that closed before proving a job token (deadline passed, a frame rule"
+      + " broken, or the peer left)")
+  MutableCounterLong untrustedClosed;
+  @Metric("Connections open now that have not proved a job token")
+  MutableGaugeInt untrustedConnections;
   @Metric("1 while the hpc listener serves; 0 when it could not start (the log says why)"
       + " and only the stock HTTP shuffle serves")
   MutableGaugeInt listening;
   @Metric("Times the hpc listener could not start")
   MutableCounterLong listenerFailures;
+
+  public long opensRefusedBySessionCap() {
+    return opensRefusedBySessionCap.value();
+  }
+
+  public long opensRefusedByFileCap() {
+    return opensRefusedByFileCap.value();
+  }
+
+  public long opensRefusedByMaps() {
+    return opensRefusedByMaps.value();
+  }
+
+  public long untrustedEvicted() {
+    return untrustedEvicted.value();
+  }
+
+  public long untrustedClosed() {
+    return untrustedClosed.value();
+  }
+
+  public int untrustedConnections() {
+    return untrustedConnections.value();
+  }
 
   public long wrongService() {
     return wrongService.value();

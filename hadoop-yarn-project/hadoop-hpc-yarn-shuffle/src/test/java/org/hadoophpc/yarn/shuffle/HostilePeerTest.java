@@ -19,11 +19,17 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.mapred.ShuffleHandler;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.mapreduce.security.token.JobTokenSecretManager;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.hadoophpc.mapreduce.shuffle.FetchSession;
@@ -31,6 +37,7 @@ import org.hadoophpc.mapreduce.shuffle.ShuffleConf;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 import org.hadoophpc.mapreduce.shuffle.ShuffleFetchClient;
 import org.hadoophpc.mapreduce.shuffle.ShuffleAuth;
+import org.hadoophpc.mapreduce.shuffle.ShuffleServiceException;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenRequest;
 import org.hadoophpc.mapreduce.shuffle.protocol.OpenResponse;
 import org.hadoophpc.mapreduce.shuffle.protocol.ReadRequest;
@@ -52,9 +59,11 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A live service over tcp against peers that do not follow the protocol: frames announcing more
  * than an unauthenticated peer may send, frames that stop half-way, one-sided operations and
- * reads before any open, ranges that overflow. Each is refused (the connection closed, or the
- * request failed with its code), the service's pool memory returns, and a real reducer is served
- * all along.
+ * reads before any open, ranges that overflow; and against its bounds: a flood of connections
+ * that never prove a job token, opens naming a map twice or too many maps, the sessions and files
+ * caps, many reducers opening at once against a cap. Each is refused (the connection closed, or
+ * the request failed with its code: BUSY or BAD_REQUEST, what a reducer acts on) and counted, the
+ * service's pool memory returns, and a real reducer is served all along.
  */
 class HostilePeerTest {
   private static final int CHUNK = 64 * 1024;
@@ -98,7 +107,11 @@ class HostilePeerTest {
     node.addMap(1, new int[] {3 * CHUNK, 1}, 11);
     startService(IO_TIMEOUT_S);
     clientTransport = TransportFactory.create(conf());
-    client = new ShuffleFetchClient(clientTransport, TransportConf.from(conf()),
+    client = newClient();
+  }
+
+  private ShuffleFetchClient newClient() {
+    return new ShuffleFetchClient(clientTransport, TransportConf.from(conf()),
         ShuffleConf.from(conf()), JobTokenSecretManager.createSecretKey(node.password));
   }
 
@@ -108,10 +121,22 @@ class HostilePeerTest {
    * after 30 s).
    */
   private void startService(int ioTimeoutS) throws Exception {
+    startService(conf(ioTimeoutS));
+  }
+
+  /** Restarts the service with a long i/o timeout and {@code key} set to {@code value}. */
+  private void startBounded(String key, int value) throws Exception {
+    Configuration conf = conf(120);
+    conf.setInt(key, value);
+    startService(conf);
+  }
+
+  /** (Re)starts the service with {@code conf}. */
+  private void startService(Configuration conf) throws Exception {
     if (service != null) {
       service.stop();
     }
-    service = HpcShuffleHandlerTest.startService(node, conf(ioTimeoutS));
+    service = HpcShuffleHandlerTest.startService(node, conf);
     service.initializeApplication(node.initContext());
   }
 
@@ -134,6 +159,22 @@ class HostilePeerTest {
     fetchStillWorks();
   }
 
+  /**
+   * A frame larger than an open may be (8 KiB for open.maps.max maps) is refused when its header
+   * arrives, before any pooled memory is taken for it.
+   */
+  @Test
+  void aFrameLargerThanAnOpenBeforeAuthenticationIsRefusedAtItsHeader() throws Exception {
+    startService(120);
+    try (Socket s = raw()) {
+      s.getOutputStream().write(header(REQUEST, 200_000));
+      s.getOutputStream().write(new byte[1000]);
+      assertClosedByService(s);
+    }
+    assertEquals(0, service.poolBytesInUse());
+    fetchStillWorks();
+  }
+
   @Test
   void aOneSidedReadBeforeAuthenticationIsRefused() throws Exception {
     startService(120);
@@ -145,7 +186,7 @@ class HostilePeerTest {
   }
 
   @Test
-  void stalledFramesAndSilentPeersAreDroppedAndTheirMemoryReturns() throws Exception {
+  void stalledFramesAndSilentPeersAreDroppedHoldingNoPooledMemory() throws Exception {
     List<Socket> stalled = new ArrayList<>();
     try {
       for (int i = 0; i < 16; i++) {
@@ -153,24 +194,24 @@ class HostilePeerTest {
         stalled.add(s);
         OutputStream out = s.getOutputStream();
         if (i % 2 == 0) {
-          out.write(header(REQUEST, 200_000)); // within the unauthenticated bound
+          out.write(header(REQUEST, 8000)); // within the unauthenticated bound
           out.write(new byte[1000]); // ... and nothing more
         }
         // odd ones: connect and say nothing
       }
-      // the service holds at most the bound per stalled connection, and serves meanwhile
-      HpcShuffleHandlerTest.awaitTrue(() -> service.poolBytesInUse() > 0, "frames buffered");
-      assertTrue(service.poolBytesInUse() <= 16L * Connection.UNTRUSTED_MAX_MESSAGE_BYTES,
-          "in use: " + service.poolBytesInUse());
+      // the service waits for them holding no pooled memory, and serves meanwhile
+      HpcShuffleHandlerTest.awaitTrue(() -> service.metrics().untrustedConnections() == 16,
+          "all accepted");
+      assertEquals(0, service.poolBytesInUse());
       fetchStillWorks();
       for (Socket s : stalled) {
         assertClosedByService(s); // within the i/o timeout (2 s here)
       }
-      HpcShuffleHandlerTest.awaitTrue(() -> service.poolBytesInUse() == 0, "memory returned");
+      HpcShuffleHandlerTest.awaitTrue(() -> service.metrics().untrustedClosed() == 16,
+          "closed before proving a token, counted");
+      assertEquals(0, service.poolBytesInUse());
     } finally {
-      for (Socket s : stalled) {
-        s.close();
-      }
+      closeAll(stalled);
     }
   }
 
@@ -215,6 +256,141 @@ class HostilePeerTest {
       trusted.close();
     }
     fetchStillWorks();
+  }
+
+  /**
+   * More idle connections than one event thread serves (8192): today's limits would drop the
+   * reducer's connection behind them; the admission stage closes the oldest idle ones instead.
+   */
+  @Test
+  void aFloodOfUnauthenticatedConnectionsDoesNotLockOutAReducer() throws Exception {
+    startBounded(ShuffleConfigKeys.SERVER_IO_THREADS_KEY, 1);
+    int flood = 8300;
+    List<Socket> idle = new ArrayList<>(flood);
+    try {
+      for (int i = 0; i < flood; i++) {
+        idle.add(raw());
+      }
+      fetchStillWorks();
+      ShuffleServiceMetrics m = service.metrics();
+      int perAddress = ShuffleConfigKeys.SERVER_UNTRUSTED_PER_ADDRESS_MAX_DEFAULT;
+      assertTrue(m.untrustedEvicted() >= flood - perAddress, "evicted " + m.untrustedEvicted());
+      assertTrue(m.untrustedConnections() <= perAddress, "waiting " + m.untrustedConnections());
+    } finally {
+      closeAll(idle);
+    }
+  }
+
+  @Test
+  void anOpenNamingAMapTwiceOrTooManyMapsIsRefused() throws Exception {
+    String a0 = node.attempts.get(0);
+    ShuffleServiceException twice = assertThrows(ShuffleServiceException.class,
+        () -> client.open(host(), node.job.toString(), 0, List.of(a0, node.attempts.get(1), a0)));
+    assertEquals(ShuffleError.BAD_REQUEST, twice.code(), twice.getMessage());
+    List<String> many = new ArrayList<>();
+    for (int i = 0; i <= ShuffleConfigKeys.SERVER_OPEN_MAPS_MAX_DEFAULT; i++) {
+      many.add(new TaskAttemptID(node.job.getJtIdentifier(), node.job.getId(), TaskType.MAP, i,
+          0).toString());
+    }
+    ShuffleServiceException tooMany = assertThrows(ShuffleServiceException.class,
+        () -> client.open(host(), node.job.toString(), 0, many));
+    assertEquals(ShuffleError.BAD_REQUEST, tooMany.code(), tooMany.getMessage());
+    assertEquals(2, service.metrics().opensRefusedByMaps());
+    assertEquals(0, service.openSessions());
+    fetchStillWorks();
+  }
+
+  @Test
+  void theSessionsCapAnswersBusyAndCounts() throws Exception {
+    startBounded(ShuffleConfigKeys.SERVER_SESSIONS_PER_JOB_MAX_KEY, 1);
+    try (FetchSession held = client.open(host(), node.job.toString(), 0, node.attempts)) {
+      ShuffleServiceException e = assertThrows(ShuffleServiceException.class,
+          () -> client.open(host(), node.job.toString(), 1, node.attempts));
+      assertEquals(ShuffleError.BUSY, e.code(), e.getMessage());
+      assertEquals(1, service.metrics().opensRefusedBySessionCap());
+      assertEquals(2, held.partitions().size());
+    }
+    HpcShuffleHandlerTest.awaitTrue(() -> service.openSessions() == 0, "session closed");
+    fetchStillWorks(); // the place came back
+  }
+
+  /** Sessions of the same map attempts share its file: the cap counts distinct files. */
+  @Test
+  void theFilesCapAnswersBusyAndSharedFilesCountOnce() throws Exception {
+    startBounded(ShuffleConfigKeys.SERVER_FILES_MAX_KEY, 1);
+    String a0 = node.attempts.get(0);
+    try (FetchSession first = client.open(host(), node.job.toString(), 0, List.of(a0));
+        FetchSession second = client.open(host(), node.job.toString(), 1, List.of(a0))) {
+      try (InputStream in = second.stream(0)) {
+        assertArrayEquals(node.partitions.get(0)[1], in.readAllBytes());
+      }
+      ShuffleServiceException e = assertThrows(ShuffleServiceException.class,
+          () -> client.open(host(), node.job.toString(), 0, node.attempts));
+      assertEquals(ShuffleError.BUSY, e.code(), e.getMessage());
+      assertEquals(1, service.metrics().opensRefusedByFileCap());
+      try (InputStream in = first.stream(0)) {
+        assertArrayEquals(node.partitions.get(0)[0], in.readAllBytes());
+      }
+    }
+    HpcShuffleHandlerTest.awaitTrue(() -> service.openSessions() == 0, "sessions closed");
+    try (FetchSession s = client.open(host(), node.job.toString(), 1, List.of(node.attempts
+        .get(1))); InputStream in = s.stream(0)) {
+      assertArrayEquals(node.partitions.get(1)[1], in.readAllBytes());
+    }
+  }
+
+  /** Reducers opening at once against a cap of 3: exactly 3 hold sessions, the rest BUSY. */
+  @Test
+  void concurrentOpensNeverPassTheCap() throws Exception {
+    int cap = 3;
+    int reducers = 12;
+    startBounded(ShuffleConfigKeys.SERVER_SESSIONS_MAX_KEY, cap);
+    ExecutorService pool = Executors.newFixedThreadPool(reducers);
+    CountDownLatch go = new CountDownLatch(1);
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    List<Future<ShuffleError>> outcomes = new ArrayList<>();
+    List<ShuffleFetchClient> clients = new ArrayList<>();
+    try {
+      for (int i = 0; i < reducers; i++) {
+        int reduce = i % 2;
+        ShuffleFetchClient own = newClient(); // a reducer each: a connection each
+        clients.add(own);
+        outcomes.add(pool.submit(() -> {
+          go.await();
+          try (FetchSession s = own.open(host(), node.job.toString(), reduce, node.attempts)) {
+            done.get(); // hold the session until every open has its answer
+            return null;
+          } catch (ShuffleServiceException e) {
+            return e.code();
+          }
+        }));
+      }
+      go.countDown();
+      HpcShuffleHandlerTest.awaitTrue(() -> service.metrics().opensRefusedBySessionCap()
+          + service.openSessions() == reducers, "every open answered");
+      assertEquals(cap, service.openSessions());
+      assertEquals(reducers - cap, service.metrics().opensRefusedBySessionCap());
+      done.complete(null);
+      int busy = 0;
+      for (Future<ShuffleError> f : outcomes) {
+        ShuffleError e = f.get(60, TimeUnit.SECONDS);
+        if (e != null) {
+          assertEquals(ShuffleError.BUSY, e);
+          busy++;
+        }
+      }
+      assertEquals(reducers - cap, busy);
+    } finally {
+      done.complete(null);
+      pool.shutdownNow();
+      for (ShuffleFetchClient c : clients) {
+        c.close();
+      }
+    }
+  }
+
+  private String host() {
+    return "127.0.0.1:" + service.stockPort();
   }
 
   private Connection connect() throws Exception {
@@ -266,6 +442,12 @@ class HostilePeerTest {
     s.connect(new InetSocketAddress("127.0.0.1", service.address().getPort()), 5000);
     s.setSoTimeout(30_000);
     return s;
+  }
+
+  private static void closeAll(List<Socket> sockets) throws IOException {
+    for (Socket s : sockets) {
+      s.close();
+    }
   }
 
   private static byte[] header(byte type, int length) {

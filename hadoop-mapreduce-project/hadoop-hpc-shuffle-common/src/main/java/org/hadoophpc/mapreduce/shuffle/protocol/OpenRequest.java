@@ -27,10 +27,7 @@ public record OpenRequest(int servicePort, int hpcPort, String jobId, int reduce
 
   public OpenRequest {
     maps = List.copyOf(maps);
-    nonce = nonce.clone();
-    if (nonce.length != Wire.NONCE_BYTES) {
-      throw new IllegalArgumentException("nonce of " + nonce.length + " bytes");
-    }
+    nonce = Wire.nonceCopy(nonce);
   }
 
   @Override

@@ -41,10 +41,7 @@ public record OpenResponse(int servicePort, int hpcPort, byte[] nonce, String re
 
   public OpenResponse {
     partitions = List.copyOf(partitions);
-    nonce = nonce.clone();
-    if (nonce.length != Wire.NONCE_BYTES) {
-      throw new IllegalArgumentException("nonce of " + nonce.length + " bytes");
-    }
+    nonce = Wire.nonceCopy(nonce);
   }
 
   @Override

@@ -74,6 +74,14 @@ public final class Wire {
   /** Bytes of a nonce (random, fresh per open on both sides). */
   public static final int NONCE_BYTES = 16;
 
+  /** A copy of {@code nonce}, which must be {@link #NONCE_BYTES} long (records keep copies). */
+  static byte[] nonceCopy(byte[] nonce) {
+    if (nonce.length != NONCE_BYTES) {
+      throw new IllegalArgumentException("nonce of " + nonce.length + " bytes");
+    }
+    return nonce.clone();
+  }
+
   static byte[] getNonce(ByteBuffer in) {
     byte[] b = new byte[NONCE_BYTES];
     in.get(b);

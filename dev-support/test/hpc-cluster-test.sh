@@ -401,6 +401,35 @@ assert_contains "each host's state removed" "hm                   host    ok    
 [[ ! -e "${tmp}/local" ]]
 assert_eq "the node-local base is gone once empty" 0 "$?"
 
+echo "== start refuses node-local state it did not make (a planted NameNode image)"
+# Another user (or a run of some other tool) made the scratch directory first, with an image.
+mkdir -p "${tmp}/planted/hm/dfs/name/current"
+chmod 775 "${tmp}/planted"
+echo "namespaceID=1" >"${tmp}/planted/hm/dfs/name/current/VERSION"
+printf 'hm\n' >"${tmp}/hosts1"
+"${cluster}" configure --hosts "${tmp}/hosts1" --conf-dir "${tmp}/c1" --local-dir "${tmp}/planted" \
+  --min-workers 1 >/dev/null
+out=$("${cluster}" start --conf-dir "${tmp}/c1" --no-wait 2>&1)
+assert_eq "start fails" 1 "$?"
+assert_contains "the host names the directory, its mode and what to do" \
+  "ERROR: ${tmp}/planted has mode 775 but must be 700 (this user's alone): others may have put something in it. Remove it (it is made again, mode 700) or choose another directory" "${out}"
+[[ ! -e "${tmp}/planted/hm/pids" ]]
+assert_eq "no daemon started on it" 0 "$?"
+if [[ "$(id -u)" == 0 ]]; then
+  chmod 700 "${tmp}/planted"
+  chown -R 65534 "${tmp}/planted"
+  out=$("${cluster}" start --conf-dir "${tmp}/c1" --no-wait 2>&1)
+  assert_eq "another user's scratch directory: start fails" 1 "$?"
+  assert_contains "naming its owner" "ERROR: ${tmp}/planted belongs to" "${out}"
+else
+  echo "  skip another user's scratch directory (needs root to plant one)"
+fi
+rm -rf "${tmp}/planted"
+out=$("${cluster}" start --conf-dir "${tmp}/c1" --no-wait 2>&1)
+assert_eq "made by start itself: fine" 0 "$?"
+assert_eq "this user's alone" "700 700" "$(stat -c %a "${tmp}/planted" "${tmp}/planted/hm" | tr "\\n" " " | sed "s/ $//")"
+"${cluster}" stop --conf-dir "${tmp}/c1" >/dev/null 2>&1
+
 echo
 echo "cluster shell: ${passed} passed, ${failed} failed"
 [[ ${failed} -eq 0 ]]

@@ -70,6 +70,49 @@ jmx='{
 assert_eq "number field" 3 "$(hpc_json_number NumLiveDataNodes <<<"${jmx}")"
 assert_eq "absent field is empty" "" "$(hpc_json_number NumActiveNMs <<<"${jmx}")"
 
+echo "== hpc_private_dir"
+## refused NAME PATH: hpc_private_dir PATH fails and makes nothing there; its message in ${out}.
+refused() {
+  out=$(hpc_private_dir "$2" 2>&1)
+  assert_eq "$1" 1 "$?"
+  [[ ! -e "$2" ]]
+  assert_eq "$1: nothing made" 0 "$?"
+}
+# ${tmp} is under /tmp (sticky, everyone writes it): every directory below it must be ours, 700.
+hpc_private_dir "${tmp}/pd/a/b"
+assert_eq "makes what is missing" 0 "$?"
+assert_eq "each one 700, ours" "700 700 700" \
+  "$(stat -c %a "${tmp}/pd" "${tmp}/pd/a" "${tmp}/pd/a/b" | tr '\n' ' ' | sed 's/ $//')"
+hpc_private_dir "${tmp}/pd/a/b"
+assert_eq "all there, all ours: fine" 0 "$?"
+mkdir -m 775 "${tmp}/open"
+refused "a directory others may write is refused" "${tmp}/open/x"
+assert_eq "saying which, its mode and what to do" "ERROR: ${tmp}/open has mode 775 but must be 700 (this user's alone): others may have put something in it. Remove it (it is made again, mode 700) or choose another directory" "${out}"
+mkdir -m 755 "${tmp}/legacy"
+hpc_private_dir "${tmp}/legacy/x"
+assert_eq "one of ours only we could write to (older releases made them 755) is used" 0 "$?"
+assert_eq "and set to 700" 700 "$(stat -c %a "${tmp}/legacy")"
+mkdir -m 700 "${tmp}/elsewhere"
+ln -s "${tmp}/elsewhere" "${tmp}/link"
+refused "a symbolic link is refused" "${tmp}/link/x"
+assert_contains "named as one" "${tmp}/link is a symbolic link (to ${tmp}/elsewhere)" "${out}"
+[[ ! -e "${tmp}/elsewhere/x" ]]
+assert_eq "nothing made where it points" 0 "$?"
+mkdir -m 777 "${tmp}/shared"
+refused "a directory everyone may write is refused" "${tmp}/shared/x"
+chmod 1777 "${tmp}/shared"
+hpc_private_dir "${tmp}/shared/x"
+assert_eq "unless it has the sticky bit: then it is the trusted root, like /tmp" 0 "$?"
+if [[ "$(id -u)" == 0 ]]; then
+  mkdir -m 700 "${tmp}/theirs"
+  chown 65534 "${tmp}/theirs"
+  refused "another user's directory is refused" "${tmp}/theirs/x"
+  assert_contains "naming its owner" "${tmp}/theirs belongs to $(id -nu 65534 2>/dev/null || echo UNKNOWN) (uid 65534) (mode 700), not to this user" "${out}"
+else
+  echo "  skip another user's directory (needs root to plant one)"
+fi
+refused "a relative path is refused" relative/x
+
 echo "== hosts"
 HPC_HOSTNAME=$(hostname)
 hpc_is_local_host localhost

@@ -22,6 +22,84 @@ hpc_info() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# private directories in shared places
+
+## hpc_private_dir DIR: makes DIR and each missing directory above it up to its trusted root,
+## mode 700, one at a time; refuses (ERROR naming the path, its owner and mode, and what to do;
+## returns 1) one already there that is a symbolic link, not this user's, or writable by group
+## or others. One of this user's that only it could write to (755: older releases made them with
+## the umask) is set to 700 and used: nothing of anyone else's can be in it. The
+## trusted root is the deepest existing directory above DIR that everyone may write with the
+## sticky bit set (/tmp, /dev/shm), else the deepest existing one; it must belong to root or to
+## this user, and have the sticky bit if others may write to it. Other users can make any name
+## in a shared place first: a directory of theirs (or a link) would let them read or replace
+## ours. The same rule as the Java side's org.hadoophpc.fs.PrivateDirs.
+hpc_private_dir() {
+  local dir uid a st mode kind root="" existing="" rel parts part p
+  if [[ "$1" != /* ]] || ! dir=$(realpath -ms -- "$1") || [[ "${dir}" == / ]]; then
+    hpc_error "hpc_private_dir: '$1' is not an absolute path below /"
+    return 1
+  fi
+  uid=$(id -u)
+  a=${dir%/*}
+  while :; do
+    a=${a:-/}
+    if st=$(stat -c '%a %F' -- "${a}" 2>/dev/null); then
+      existing=${existing:-${a}}
+      mode=${st%% *}
+      kind=${st#* }
+      if [[ "${kind}" == directory ]] && (( (8#${mode} & 01002) == 01002 )); then
+        root=${a}
+        break
+      fi
+    fi
+    [[ "${a}" == / ]] && break
+    a=${a%/*}
+  done
+  root=${root:-${existing:-/}}
+  st=$(stat -L -c '%u %a %F' -- "${root}") || return 1
+  read -r a mode kind <<<"${st}"
+  if [[ "${kind}" != directory ]]; then
+    hpc_error "${root} is not a directory"
+    return 1
+  elif [[ "${a}" != 0 && "${a}" != "${uid}" ]]; then
+    hpc_error "${root} belongs to $(stat -L -c %U -- "${root}") (uid ${a}) (mode ${mode}), neither to root nor to this user $(id -un) (uid ${uid}): its owner could replace what is made there. Choose a directory of this user's or a shared one owned by root"
+    return 1
+  elif (( (8#${mode} & 022) != 0 && (8#${mode} & 01000) == 0 )); then
+    hpc_error "${root} (mode ${mode}) may be written by others and has no sticky bit: they could rename or replace what is made there. Choose a directory of this user's, or ask an administrator for 'chmod +t ${root}'"
+    return 1
+  fi
+  rel=${dir#"${root}"}
+  IFS=/ read -ra parts <<<"${rel#/}"
+  p=${root%/}
+  for part in "${parts[@]}"; do
+    p="${p}/${part}"
+    [[ -e "${p}" || -L "${p}" ]] || mkdir -m 700 -- "${p}" 2>/dev/null
+    if [[ -L "${p}" ]]; then
+      hpc_error "${p} is a symbolic link (to $(readlink -- "${p}")), not a directory of this user's: someone may be redirecting it. Remove the link; it is made again, mode 700"
+      return 1
+    fi
+    st=$(stat -c '%u %a %F' -- "${p}") || {
+      hpc_error "cannot create ${p}"
+      return 1
+    }
+    read -r a mode kind <<<"${st}"
+    if [[ "${kind}" != directory ]]; then
+      hpc_error "${p} is not a directory; remove it or choose another path"
+      return 1
+    elif [[ "${a}" != "${uid}" ]]; then
+      hpc_error "${p} belongs to $(stat -c %U -- "${p}") (uid ${a}) (mode ${mode}), not to this user $(id -un) (uid ${uid}): another user made it first and could read or replace what is kept there. Remove it (ask its owner or an administrator) or choose another directory"
+      return 1
+    elif (( (8#${mode} & 022) != 0 )); then
+      hpc_error "${p} has mode ${mode} but must be 700 (this user's alone): others may have put something in it. Remove it (it is made again, mode 700) or choose another directory"
+      return 1
+    elif [[ "${mode}" != 700 ]]; then
+      chmod 700 -- "${p}" || return 1
+    fi
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
 # environment
 
 ## Resolves HADOOP_HOME from this file's location unless already set.

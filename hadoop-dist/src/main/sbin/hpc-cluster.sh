@@ -751,6 +751,11 @@ case "${sub}" in
   node-start|node-status|node-stop|node-clean|node-checknative)
     HADOOP_CONF_DIR=${OPT_CONF_DIR}
     hpc_load_env
+    # This host's state (NameNode image, blocks, pids) usually lies in /tmp, where another user
+    # could make the directory first (job ids are public) and plant a NameNode image in it.
+    if [[ -n "${HADOOP_HPC_LOCAL_DIR:-}" ]]; then
+      hpc_private_dir "${HADOOP_HPC_LOCAL_DIR}/${HADOOP_HPC_NODE}" || exit 1
+    fi
     mkdir -p "${HADOOP_LOG_DIR}" "${HADOOP_PID_DIR}" || die "cannot create ${HADOOP_LOG_DIR} or ${HADOOP_PID_DIR}"
     "node_${sub#node-}" "${args[@]}"
     ;;

@@ -28,6 +28,7 @@ public final class TransportMetrics {
   private final LongAdder remoteErrors = new LongAdder();
   private final LongAdder closedUnderOps = new LongAdder();
   private final LongAdder local = new LongAdder();
+  private final LongAdder foreignPeers = new LongAdder();
 
   /** A connection came to life (connected or accepted). */
   public void opened() {
@@ -37,6 +38,14 @@ public final class TransportMetrics {
   /** tcp: a connection (connected or accepted) goes by a same-host Unix domain socket. */
   public void localConnection() {
     local.increment();
+  }
+
+  /**
+   * tcp: a local-socket connection refused because its peer runs as another user
+   * ({@link ForeignPeerException}).
+   */
+  public void foreignPeer() {
+    foreignPeers.increment();
   }
 
   /** A connection that {@link #opened} is gone. */
@@ -122,6 +131,11 @@ public final class TransportMetrics {
   /** tcp: connections (connected or accepted) by a same-host Unix domain socket. */
   public long localConnections() {
     return local.sum();
+  }
+
+  /** tcp: local-socket connections refused because their peer was another user's. */
+  public long foreignPeers() {
+    return foreignPeers.sum();
   }
 
   public long connectFailures() {

@@ -69,6 +69,8 @@ public final class TransportMetricsSource implements MetricsSource {
         .addGauge(info("ConnectionsOpen", "connections open now"), metrics.connectionsOpen())
         .addCounter(info("LocalConnections", "tcp: connections connected or accepted by a"
             + " same-host Unix domain socket"), metrics.localConnections())
+        .addCounter(info("ForeignPeers", "tcp: local-socket connections refused because the"
+            + " peer runs as another user (SO_PEERCRED)"), metrics.foreignPeers())
         .addCounter(info("ConnectFailures", "connects refused, unreachable or timed out"),
             metrics.connectFailures())
         .addCounter(info("BytesSent", "bytes sent as messages (tcp: frames; verbs: SENDs),"

@@ -13,13 +13,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.channels.SocketChannel;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.zip.CRC32;
 
+import jdk.net.ExtendedSocketOptions;
+import org.hadoophpc.fs.PrivateDirs;
+import org.hadoophpc.net.ForeignPeerException;
+import org.hadoophpc.net.TransportConfigKeys;
+import org.hadoophpc.net.TransportMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,9 +34,12 @@ import org.slf4j.LoggerFactory;
  * is reached there: the same frames, without the TCP stack (measured on loopback: ~0.2 s of
  * CPU per GB against ~0.35 for TCP). Everything else goes over TCP.
  *
- * <p>Trust: the directory must belong to this process's user and be writable by no one else,
- * and a socket is used only if that user owns it; so only processes of the same user meet
- * there (a DataNode's clients of another user find no directory of theirs and use TCP). A
+ * <p>Trust: the directory and every one above it up to the shared place it is in (such as
+ * {@code /tmp}) must belong to this process's user, mode 700, and be no links
+ * ({@link PrivateDirs}); a socket is used only if that user owns it, and a connection only if
+ * the process at its other end runs as that user (SO_PEERCRED, {@link #checkPeer}). So only
+ * processes of the same user meet there (a DataNode's clients of another user find no
+ * directory of theirs and use TCP). A
  * socket's name holds what the TCP listener bound (its address, or "any", and its port), the
  * host name and the network namespace: two listeners that TCP tells apart never share a name
  * (not in different namespaces, not on hosts sharing the directory, not on two addresses of
@@ -48,8 +55,6 @@ final class LocalSockets {
    * HDFS writes take ~15% more system calls per MiB than over TCP, whose buffers grow to MiBs.
    */
   static final int SEND_BUFFER = 1 << 20;
-  private static final Set<PosixFilePermission> OWNER_ONLY =
-      PosixFilePermissions.fromString("rwx------");
 
   private final Path dir;
   private final String scope;
@@ -123,22 +128,11 @@ final class LocalSockets {
           unusable = "path too long";
           LOG.info("not listening on local sockets: the path {} is longer than a Unix"
               + " socket's {} bytes; same-host peers use TCP (a shorter {} turns them on)", p,
-              MAX_PATH_BYTES, org.hadoophpc.net.TransportConfigKeys.TCP_LOCAL_DIR_KEY);
+              MAX_PATH_BYTES, TransportConfigKeys.TCP_LOCAL_DIR_KEY);
         }
         return null;
       }
-      if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-        Files.createDirectories(dir.getParent());
-        try {
-          Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
-        } catch (java.nio.file.FileAlreadyExistsException raced) {
-          // another process of this user made it: checked below like any
-        }
-      }
-      String why = untrusted(dir);
-      if (why != null) {
-        throw new IOException(why);
-      }
+      PrivateDirs.create(dir);
       Files.deleteIfExists(p);
       return p;
     } catch (IOException | UnsupportedOperationException e) {
@@ -164,60 +158,53 @@ final class LocalSockets {
   /** {@code p} when a socket of this user is there in a trusted directory, else null. */
   private UnixDomainSocketAddress trusted(Path p) {
     try {
-      Map<String, Object> a = stat(p);
-      if (((Integer) a.get("mode") & S_IFMT) != S_IFSOCK || !a.get("uid").equals(selfUid())) {
+      Map<String, Object> a = Files.readAttributes(p, "unix:uid,mode", LinkOption.NOFOLLOW_LINKS);
+      if (((Integer) a.get("mode") & S_IFMT) != S_IFSOCK
+          || (Integer) a.get("uid") != PrivateDirs.processUid()) {
         return null;
       }
       long now = System.nanoTime();
       if (now - dirTrustedUntil > 0) { // checked again once a second, not at every connect
-        if (untrusted(dir) != null) {
-          return null;
-        }
+        PrivateDirs.create(dir); // there already: every component checked, nothing made
         dirTrustedUntil = now + DIR_CHECK_NANOS;
       }
       return UnixDomainSocketAddress.of(p);
     } catch (IOException | RuntimeException e) {
-      return null; // no socket there: the listener is elsewhere, older, or has none
+      return null; // no socket there, or not in a directory of ours alone: TCP
     }
   }
 
   /**
-   * Owner and mode as numbers: no user name looked up (a name service call per connect took
-   * ~45% of a local connect's time).
+   * Refuses a connected local socket whose peer runs as another user (the kernel's SO_PEERCRED,
+   * read once per connection: the owner checks of the directory and socket file keep others
+   * out, this keeps them out even if a socket of theirs got in). Counted in {@code metrics}.
+   * The JDK turns the uid and gid into principals by name service calls: ~25 us per connection
+   * on each side (measured with /etc/passwd on a 2-core VM), against a connection's MBs.
    */
-  private static Map<String, Object> stat(Path p) throws IOException {
-    return Files.readAttributes(p, "unix:uid,mode", LinkOption.NOFOLLOW_LINKS);
+  static void checkPeer(SocketChannel ch, Object at, TransportMetrics metrics)
+      throws IOException {
+    UserPrincipal peer = ch.getOption(ExtendedSocketOptions.SO_PEERCRED).user();
+    if (!peer.equals(self())) {
+      metrics.foreignPeer();
+      throw new ForeignPeerException("refused the local socket connection " + at + ": the peer"
+          + " process runs as " + peer.getName() + ", not as this process's user "
+          + System.getProperty("user.name") + " (only one user's processes meet by local"
+          + " socket; check who can write to " + TransportConfigKeys.TCP_LOCAL_DIR_KEY + ")");
+    }
   }
 
-  /** Why {@code d} is no place to meet, or null. */
-  private static String untrusted(Path d) throws IOException {
-    Map<String, Object> a = stat(d);
-    int mode = (Integer) a.get("mode");
-    if ((mode & S_IFMT) != S_IFDIR) {
-      return d + " is not a directory";
+  private static UserPrincipal self;
+
+  /** This process's user, as SO_PEERCRED's principals compare (by uid). */
+  private static synchronized UserPrincipal self() throws IOException {
+    if (self == null) {
+      self = Files.getOwner(Path.of("/proc/self"), LinkOption.NOFOLLOW_LINKS);
     }
-    if (!a.get("uid").equals(selfUid())) {
-      return d + " belongs to " + Files.getOwner(d, LinkOption.NOFOLLOW_LINKS).getName()
-          + ", not to this process's user " + System.getProperty("user.name");
-    }
-    if ((mode & 022) != 0) {
-      return d + " is writable by others (mode " + Integer.toOctalString(mode & 0777) + ")";
-    }
-    return null;
+    return self;
   }
 
   private static final int S_IFMT = 0170000;
   private static final int S_IFSOCK = 0140000;
-  private static final int S_IFDIR = 0040000;
-  private static Integer selfUid;
-
-  /** This process's user id (the owner of /proc/self). */
-  private static synchronized Integer selfUid() throws IOException {
-    if (selfUid == null) {
-      selfUid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-    }
-    return selfUid;
-  }
 
   private boolean isLocal(InetAddress a) {
     if (a.isLoopbackAddress() || a.isAnyLocalAddress()) {
@@ -243,8 +230,8 @@ final class LocalSockets {
     if (unusable == null) {
       unusable = why;
       LOG.warn("not listening on local sockets ({}): {}; same-host peers use TCP. Set {} to a"
-          + " directory of this user's, writable by it alone, or empty to turn this off",
-          dir, why, org.hadoophpc.net.TransportConfigKeys.TCP_LOCAL_DIR_KEY);
+          + " directory of this user's alone (mode 700), or empty to turn this off",
+          dir, why, TransportConfigKeys.TCP_LOCAL_DIR_KEY);
     }
   }
 

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.ConnectionClosedException;
+import org.hadoophpc.net.ForeignPeerException;
 import org.hadoophpc.net.TransportConf;
 import org.hadoophpc.net.TransportException;
 import org.hadoophpc.net.TransportMetrics;
@@ -66,8 +67,9 @@ final class TcpConnector {
     }
     TcpEventLoop loop = transport.nextLoop();
     long ms = Math.max(1, Math.min(timeoutMs, conf.connectTimeoutMs()));
-    SocketChannel ch = connectLocally(address);
+    SocketChannel ch = null;
     try {
+      ch = connectLocally(address);
       if (ch == null) {
         ch = SocketChannel.open();
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -99,6 +101,9 @@ final class TcpConnector {
           + " ms (hadoop.hpc.transport.connect.timeout)");
     } catch (ConnectionClosedException e) {
       throw e;
+    } catch (ForeignPeerException e) {
+      metrics.connectFailed();
+      throw e;
     } catch (IOException | RuntimeException e) {
       closeQuietly(ch);
       metrics.connectFailed();
@@ -113,7 +118,12 @@ final class TcpConnector {
           + address + ": transport is closed"));
     }
     CompletableFuture<Connection> future = new CompletableFuture<>();
-    SocketChannel ch = connectLocally(address); // connected: the loop only takes it over
+    SocketChannel ch; // connected by its local socket: the loop only takes it over
+    try {
+      ch = connectLocally(address);
+    } catch (ForeignPeerException e) {
+      return CompletableFuture.failedFuture(e);
+    }
     if (ch == null) {
       try {
         ch = SocketChannel.open();
@@ -141,9 +151,11 @@ final class TcpConnector {
 
   /**
    * A connected, non-blocking channel to the same-host listener at {@code address} by its local
-   * socket, or null (none there, or it does not answer at once: the caller uses TCP).
+   * socket, or null (none there, or it does not answer at once: the caller uses TCP). A peer of
+   * another user is refused ({@link ForeignPeerException}), not passed over for TCP: something
+   * of another user's in this user's own directory is worth a failure the user sees.
    */
-  private SocketChannel connectLocally(InetSocketAddress address) {
+  private SocketChannel connectLocally(InetSocketAddress address) throws ForeignPeerException {
     UnixDomainSocketAddress path = localSockets.find(address);
     if (path == null) {
       return null;
@@ -154,9 +166,13 @@ final class TcpConnector {
       ch.configureBlocking(false);
       ch.setOption(StandardSocketOptions.SO_SNDBUF, LocalSockets.SEND_BUFFER);
       if (ch.connect(path)) { // a local connect completes at once, or is refused
+        LocalSockets.checkPeer(ch, path, metrics);
         metrics.localConnection();
         return ch;
       }
+    } catch (ForeignPeerException e) {
+      closeQuietly(ch);
+      throw e;
     } catch (IOException | UnsupportedOperationException e) {
       LOG.debug("local socket {} of {} refused ({}); using TCP", path, address, e.toString());
     }

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.hadoophpc.net.ForeignPeerException;
 import org.hadoophpc.net.Listener;
 import org.hadoophpc.net.RequestHandler;
 import org.hadoophpc.net.TransportException;
@@ -28,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * A listening socket registered with the transport's first event loop, which accepts and hands
  * each new connection to the next loop in turn. A connection from a remote address that already
  * has the handler's {@link RequestHandler#maxConnectionsPerAddress()} open is closed as soon as
- * it is accepted. Closing stops accepting only. Thread-safe.
+ * it is accepted, and so is one by the local socket whose peer runs as another user
+ * ({@link LocalSockets#checkPeer}). Closing stops accepting only. Thread-safe.
  */
 final class TcpListener implements Listener {
   private static final Logger LOG = LoggerFactory.getLogger(TcpListener.class);
@@ -160,6 +162,7 @@ final class TcpListener implements Listener {
     try {
       ch.configureBlocking(false);
       if (byLocalSocket) {
+        LocalSockets.checkPeer(ch, localPath, transport.metrics());
         transport.metrics().localConnection();
         ch.setOption(StandardSocketOptions.SO_SNDBUF, LocalSockets.SEND_BUFFER);
         remote = new InetSocketAddress(address.getAddress().isAnyLocalAddress()
@@ -168,6 +171,12 @@ final class TcpListener implements Listener {
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         remote = (InetSocketAddress) ch.getRemoteAddress();
       }
+    } catch (ForeignPeerException e) {
+      TcpConnector.closeQuietly(ch);
+      if (rateLimited()) {
+        LOG.warn("{} (further refusals within 10 s not logged)", e.getMessage());
+      }
+      return;
     } catch (IOException e) {
       LOG.warn("cannot set up an accepted connection; dropping it", e);
       TcpConnector.closeQuietly(ch);
@@ -206,16 +215,22 @@ final class TcpListener implements Listener {
       }
       return count.get() == 0 ? null : count;
     });
-    if (!ok[0]) {
-      long now = System.nanoTime();
-      if (now - lastRefusalLogNanos > 10_000_000_000L || lastRefusalLogNanos == 0) {
-        lastRefusalLogNanos = now;
-        LOG.warn("refusing connections from {} to {}: it has {} open, the most its handler"
-            + " allows from one address (further refusals within 10 s not logged)", from,
-            address, perAddressMax);
-      }
+    if (!ok[0] && rateLimited()) {
+      LOG.warn("refusing connections from {} to {}: it has {} open, the most its handler"
+          + " allows from one address (further refusals within 10 s not logged)", from,
+          address, perAddressMax);
     }
     return ok[0];
+  }
+
+  /** True at most once per 10 s: a refusal is logged then, not once per connection. */
+  private boolean rateLimited() {
+    long now = System.nanoTime();
+    if (now - lastRefusalLogNanos > 10_000_000_000L || lastRefusalLogNanos == 0) {
+      lastRefusalLogNanos = now;
+      return true;
+    }
+    return false;
   }
 
   private static void register(TcpEventLoop loop, SocketChannel ch, TcpConnection c) {

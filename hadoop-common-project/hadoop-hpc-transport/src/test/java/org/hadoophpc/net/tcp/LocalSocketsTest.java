@@ -20,6 +20,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
+import org.hadoophpc.fs.SharedPlaces;
 import org.hadoophpc.net.Buffer;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.Listener;
@@ -130,6 +131,61 @@ class LocalSocketsTest {
       }
       assertEquals(0, client.metrics().localConnections());
     }
+  }
+
+  /** Listens and connects with {@code dir}; the listener must have no local socket, TCP works. */
+  private static void refusedAndTcpUsed(Path dir) throws Exception {
+    try (TcpTransport server = new TcpTransport(TransportConf.from(conf(dir.toString())));
+        TcpTransport client = new TcpTransport(TransportConf.from(conf(dir.toString())))) {
+      Listener l = server.listen(LOOPBACK, ECHO);
+      assertNull(((TcpListener) l).localPath(), "no local socket in " + dir);
+      try (Connection c = client.connect(l.address(), 10_000)) {
+        echo(client, c);
+      }
+      assertEquals(0, client.metrics().localConnections());
+    }
+  }
+
+  /** A shared directory like /tmp: anyone may make names in it, the sticky bit guards them. */
+  private Path shared() throws Exception {
+    return SharedPlaces.sticky(tmp.resolve("shared"));
+  }
+
+  @Test
+  void aParentOthersMayWriteIsRefused() throws Exception {
+    Path parent = Files.createDirectory(shared().resolve("hadoop-hpc-me"));
+    Files.setPosixFilePermissions(parent, PosixFilePermissions.fromString("rwxrwxr-x"));
+    refusedAndTcpUsed(parent.resolve("sockets"));
+    assertFalse(Files.exists(parent.resolve("sockets")), "nothing made in it");
+  }
+
+  @Test
+  void aParentOfOursOthersCouldReadIsMadePrivateAndUsed() throws Exception {
+    Path parent = Files.createDirectory(shared().resolve("hadoop-hpc-me"));
+    Files.setPosixFilePermissions(parent, PosixFilePermissions.fromString("rwxr-xr-x"));
+    String dir = parent.resolve("s").toString();
+    try (TcpTransport server = new TcpTransport(TransportConf.from(conf(dir)))) {
+      assertNotNull(((TcpListener) server.listen(LOOPBACK, ECHO)).localPath());
+    }
+    assertEquals("rwx------", PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(parent)), "as an older release left it, now 700");
+  }
+
+  @Test
+  void aParentOfAnotherUserIsRefused() throws Exception {
+    Path parent = Files.createDirectory(shared().resolve("hadoop-hpc-me"),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    SharedPlaces.giveToNobody(parent);
+    refusedAndTcpUsed(parent.resolve("sockets"));
+  }
+
+  @Test
+  void aSymlinkedParentIsRefused() throws Exception {
+    Path elsewhere = Files.createDirectory(tmp.resolve("elsewhere"),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Path link = Files.createSymbolicLink(shared().resolve("hadoop-hpc-me"), elsewhere);
+    refusedAndTcpUsed(link.resolve("sockets"));
+    assertFalse(Files.exists(elsewhere.resolve("sockets")), "nothing made where it points");
   }
 
   @Test

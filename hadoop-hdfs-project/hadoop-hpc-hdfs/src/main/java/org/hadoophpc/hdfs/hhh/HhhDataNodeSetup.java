@@ -20,6 +20,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.net.NetUtils;
+import org.hadoophpc.fs.PrivateDirs;
 
 /**
  * What a DataNode needs before it starts in an HHH mode, checked and applied to its
@@ -84,6 +85,25 @@ public final class HhhDataNodeSetup {
 
   public HhhMode mode() {
     return mode;
+  }
+
+  /**
+   * Makes each [RAM_DISK] directory this user's alone before the DataNode uses it: it usually
+   * lies in a place everyone writes ({@code /dev/shm}), where another user could have made it,
+   * or a directory above it, first ({@link PrivateDirs}).
+   *
+   * @throws IllegalArgumentException naming the directory, its owner and mode, and what to do
+   */
+  public void makeRamDirsPrivate() {
+    for (String d : ramDirs) {
+      try {
+        PrivateDirs.create(local(d));
+      } catch (IOException e) {
+        throw new IllegalArgumentException(DFSConfigKeys.DFS_DATANODE_DATA_DIR_KEY
+            + ": the [RAM_DISK] directory " + d + " cannot be made private: " + e.getMessage(),
+            e);
+      }
+    }
   }
 
   public List<String> ramDirs() {

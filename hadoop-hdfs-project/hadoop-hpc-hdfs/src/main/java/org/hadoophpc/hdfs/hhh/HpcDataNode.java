@@ -48,6 +48,7 @@ public final class HpcDataNode {
     String whyNot = canLock ? "" : "libhpcnative is not loaded ("
         + HpcNative.unavailabilityCause().getMessage() + ")";
     HhhDataNodeSetup setup = HhhDataNodeSetup.apply(conf, limit, canLock, whyNot);
+    setup.makeRamDirsPrivate();
     if (!setup.ramDirs().isEmpty()) {
       String key = DFSConfigKeys.DFS_DATANODE_FSDATASET_FACTORY_KEY;
       String configured = conf.getTrimmed(key, "");

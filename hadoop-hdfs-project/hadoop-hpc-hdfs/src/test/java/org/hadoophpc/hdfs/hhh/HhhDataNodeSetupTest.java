@@ -4,6 +4,7 @@
 package org.hadoophpc.hdfs.hhh;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,6 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 
 import org.apache.hadoop.conf.Configuration;
+import org.hadoophpc.fs.SharedPlaces;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,6 +48,48 @@ class HhhDataNodeSetupTest {
   private static IllegalArgumentException refused(Configuration c, long limit) {
     return assertThrows(IllegalArgumentException.class,
         () -> HhhDataNodeSetup.apply(c, limit, true, ""));
+  }
+
+  /** A stand-in for /dev/shm: everyone writes it, the sticky bit guards their names. */
+  private Path shm() throws Exception {
+    return SharedPlaces.sticky(disk.resolve("shm"));
+  }
+
+  @Test
+  void aRamDiskBaseOthersMayWriteIsRefused() throws Exception {
+    Path planted = Files.createDirectory(shm().resolve("hadoop-hpc-me"));
+    Files.setAttribute(planted, "unix:mode", 0775);
+    String ram = planted.resolve("node1/dfs/ram").toString();
+    HhhDataNodeSetup setup = HhhDataNodeSetup.apply(conf(null, "[RAM_DISK]" + ram), GIB, true,
+        "");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        setup::makeRamDirsPrivate);
+    assertTrue(e.getMessage().contains("the [RAM_DISK] directory " + ram + " cannot be made"
+        + " private: " + planted + " has mode 775 but must be 700"), e.getMessage());
+    assertFalse(Files.exists(planted.resolve("node1")), "nothing made in it");
+  }
+
+  @Test
+  void aRamDiskBaseOfAnotherUserIsRefused() throws Exception {
+    Path planted = Files.createDirectory(shm().resolve("hadoop-hpc-me"));
+    Files.setAttribute(planted, "unix:mode", 0700);
+    SharedPlaces.giveToNobody(planted);
+    HhhDataNodeSetup setup = HhhDataNodeSetup.apply(
+        conf(null, "[RAM_DISK]" + planted.resolve("node1/dfs/ram")), GIB, true, "");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        setup::makeRamDirsPrivate);
+    assertTrue(e.getMessage().contains(planted + " belongs to "), e.getMessage());
+  }
+
+  @Test
+  void ramDisksAreMadeForThisUserAlone() throws Exception {
+    Path ram = shm().resolve("hadoop-hpc-me/node1/dfs/ram");
+    HhhDataNodeSetup.apply(conf(null, "[RAM_DISK]" + ram + ",[DISK]" + disk.resolve("d")), GIB,
+        true, "").makeRamDirsPrivate();
+    for (Path p = ram; !p.getFileName().toString().equals("shm"); p = p.getParent()) {
+      assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+          Files.getPosixFilePermissions(p)), p.toString());
+    }
   }
 
   @Test

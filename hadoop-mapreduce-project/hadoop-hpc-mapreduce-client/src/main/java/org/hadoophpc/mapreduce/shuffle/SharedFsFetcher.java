@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
@@ -34,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * file comes from its index ({@link SpillRecord}, checksummed), and the bytes go from the file
  * into the output the merge manager reserves (IFile checksums verified there, as for a network
  * fetch). Only the attempts the AM reported as succeeded are read. A missing, short or corrupt
- * output is a read error for that map, reported as stock reports a failed fetch, so the AM
- * re-runs the map.
+ * output, or one that is not the job user's ({@link SharedMapOutputs#checkPublished}), is a read
+ * error for that map, reported as stock reports a failed fetch, so the AM re-runs the map.
  */
 final class SharedFsFetcher<K, V> extends MapOutputFetcher<K, V> {
   private static final Logger LOG = LoggerFactory.getLogger(SharedFsFetcher.class);
@@ -79,6 +80,12 @@ final class SharedFsFetcher<K, V> extends MapOutputFetcher<K, V> {
     String attempt = map.toString();
     Path index = shared.index(jobId, attempt);
     Path output = shared.output(jobId, attempt);
+    try {
+      shared.checkPublished(jobId, attempt);
+    } catch (IOException e) {
+      failed(host, map, "cannot use its published output: " + e.getMessage(), e);
+      return false;
+    }
     IndexRecord part;
     try {
       part = new SpillRecord(new org.apache.hadoop.fs.Path(index.toUri()), job).getIndex(reduce);
@@ -100,7 +107,8 @@ final class SharedFsFetcher<K, V> extends MapOutputFetcher<K, V> {
       return false;
     }
     long start = Time.monotonicNow();
-    try (FileChannel ch = FileChannel.open(output, StandardOpenOption.READ)) {
+    try (FileChannel ch = FileChannel.open(output, StandardOpenOption.READ,
+        LinkOption.NOFOLLOW_LINKS)) {
       if (ch.size() < part.startOffset + part.partLength) {
         throw new IOException(output + " has " + ch.size() + " bytes, its index promises "
             + (part.startOffset + part.partLength));

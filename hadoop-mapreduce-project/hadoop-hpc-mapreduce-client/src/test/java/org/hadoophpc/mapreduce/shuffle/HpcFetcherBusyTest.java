@@ -7,23 +7,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.mapred.Counters;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapred.Reporter;
-import org.apache.hadoop.mapred.TaskStatus;
 import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.mapreduce.security.token.JobTokenSecretManager;
 import org.apache.hadoop.mapreduce.task.reduce.MapHost;
 import org.apache.hadoop.mapreduce.task.reduce.ShuffleClientMetrics;
-import org.apache.hadoop.mapreduce.task.reduce.ShuffleSchedulerImpl;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
-import org.apache.hadoop.util.Progress;
 import org.hadoophpc.mapreduce.shuffle.protocol.ShuffleError;
 import org.hadoophpc.net.Connection;
 import org.hadoophpc.net.Listener;
@@ -41,57 +36,6 @@ import org.junit.jupiter.api.Test;
  * count starts again.
  */
 class HpcFetcherBusyTest {
-  /** Records what the fetcher tells the scheduler; holds two maps for any host. */
-  private static final class RecordingScheduler extends ShuffleSchedulerImpl<Object, Object> {
-    final List<TaskAttemptID> maps;
-    final List<TaskAttemptID> failed = new ArrayList<>();
-    final AtomicInteger putBack = new AtomicInteger();
-    final AtomicInteger hostFailures = new AtomicInteger();
-
-    RecordingScheduler(JobConf conf, org.apache.hadoop.mapred.TaskAttemptID reduce,
-        List<TaskAttemptID> maps) {
-      super(conf, reduceStatus(), reduce, t -> {
-        throw new AssertionError("reported", t);
-      }, new Progress(), new Counters().findCounter("t", "shuffled"),
-          new Counters().findCounter("t", "bytes"), new Counters().findCounter("t", "failed"));
-      this.maps = maps;
-    }
-
-    @Override
-    public synchronized List<TaskAttemptID> getMapsForHost(MapHost host) {
-      return new ArrayList<>(maps);
-    }
-
-    @Override
-    public synchronized void copyFailed(TaskAttemptID map, MapHost host, boolean readError,
-        boolean connectExcpt) {
-      failed.add(map);
-    }
-
-    @Override
-    public synchronized void putBackKnownMapOutput(MapHost host, TaskAttemptID map) {
-      putBack.incrementAndGet();
-    }
-
-    @Override
-    public synchronized void hostFailed(String hostname) {
-      hostFailures.incrementAndGet();
-    }
-  }
-
-  private static TaskStatus reduceStatus() {
-    return new TaskStatus() {
-      @Override
-      public boolean getIsMap() {
-        return false;
-      }
-
-      @Override
-      public void addFetchFailedMap(org.apache.hadoop.mapred.TaskAttemptID mapTaskId) {
-      }
-    };
-  }
-
   @Test
   void aServiceThatIsAlwaysBusyFailsTheFetchAfterTheBound() throws Exception {
     DefaultMetricsSystem.setMiniClusterMode(true);

@@ -14,10 +14,10 @@ import java.nio.file.Paths;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.regex.Pattern;
 
 import org.apache.hadoop.conf.Configuration;
+import org.hadoophpc.fs.PrivateDirs;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 
 /**
@@ -25,7 +25,9 @@ import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
  * output file and its index per successful map attempt, at
  * {@code <mapreduce.hpc.lustre.shuffle.dir>/<job id>/<map attempt id>/file.out[.index]}. A
  * reducer reads only the attempts the AM reported as succeeded, so failed and speculative
- * attempts never reach its input; the job's directory goes when the job ends.
+ * attempts never reach its input; the job's directory goes when the job ends. The job and
+ * attempt directories are the job user's alone (700, {@link PrivateDirs}): one another user
+ * made first is refused, by writers and readers ({@link #checkPublished}).
  */
 public final class SharedMapOutputs {
   public static final String OUTPUT = "file.out";
@@ -82,6 +84,7 @@ public final class SharedMapOutputs {
     if (!Files.isWritable(root) || !Files.isExecutable(root)) {
       throw new IOException(key + " is not writable by " + System.getProperty("user.name"));
     }
+    PrivateDirs.checkRoot(root);
   }
 
   public Path jobDir(String jobId) {
@@ -109,17 +112,7 @@ public final class SharedMapOutputs {
    */
   public boolean publish(String jobId, String mapAttempt, Path output, Path index)
       throws IOException {
-    Path job = jobDir(jobId);
-    if (!Files.isDirectory(job)) {
-      try {
-        Files.createDirectory(job, PosixFilePermissions.asFileAttribute(
-            PosixFilePermissions.fromString("rwx------")));
-      } catch (java.nio.file.FileAlreadyExistsException e) {
-        // another map of the job made it first
-      }
-    }
-    Path dir = attemptDir(jobId, mapAttempt);
-    Files.createDirectories(dir);
+    Path dir = PrivateDirs.create(root, attemptDir(jobId, mapAttempt));
     boolean linked = place(output, dir.resolve(OUTPUT), true);
     return place(index, dir.resolve(INDEX), linked) && linked;
   }
@@ -139,6 +132,19 @@ public final class SharedMapOutputs {
     Files.copy(src, tmp, StandardCopyOption.REPLACE_EXISTING);
     Files.move(tmp, dst, StandardCopyOption.ATOMIC_MOVE);
     return false;
+  }
+
+  /**
+   * Refuses to read {@code mapAttempt}'s output unless its job and attempt directories are this
+   * user's alone (700) and its output and index are files of this user's, no links: what the
+   * job's maps published (they run as the same user as its reducers), not something another
+   * user put there. The NodeManager's shuffle checks local outputs the same way (SecureIOUtils).
+   */
+  public void checkPublished(String jobId, String mapAttempt) throws IOException {
+    PrivateDirs.checkPrivateDir(jobDir(jobId));
+    PrivateDirs.checkPrivateDir(attemptDir(jobId, mapAttempt));
+    PrivateDirs.checkOwnedFile(index(jobId, mapAttempt));
+    PrivateDirs.checkOwnedFile(output(jobId, mapAttempt));
   }
 
   /** Deletes everything {@code jobId} published; true when there was something to delete. */

@@ -3,6 +3,8 @@
  */
 package org.hadoophpc.mapreduce.lustre;
 
+import static org.hadoophpc.fs.SharedPlaces.giveToNobody;
+import static org.hadoophpc.fs.SharedPlaces.refused;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -14,8 +16,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 
 import org.apache.hadoop.conf.Configuration;
+import org.hadoophpc.fs.UnsafePathException.Problem;
 import org.hadoophpc.mapreduce.shuffle.ShuffleConfigKeys;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -100,6 +104,61 @@ class SharedMapOutputsTest {
     } finally {
       org.apache.hadoop.fs.FileUtil.fullyDelete(local.toFile());
     }
+  }
+
+  /** A map's output and index in a task directory of its own, ready to publish. */
+  private Path[] mapOutput() throws IOException {
+    Path local = Files.createDirectory(tmp.resolve("local"));
+    return new Path[] {Files.writeString(local.resolve("file.out"), "map output"),
+        Files.write(local.resolve("file.out.index"), new byte[] {1, 2, 3})};
+  }
+
+  @Test
+  void aJobDirectoryAnotherUserMadeFirstIsRefused() throws IOException {
+    Path shared = Files.createDirectory(tmp.resolve("shared"));
+    Path planted = Files.createDirectory(shared.resolve(JOB), PosixFilePermissions
+        .asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    giveToNobody(planted);
+    Path[] map = mapOutput();
+    refused(Problem.FOREIGN_OWNER, planted,
+        () -> at(shared.toString()).publish(JOB, ATTEMPT, map[0], map[1]));
+    assertFalse(Files.exists(planted.resolve(ATTEMPT)), "nothing published in it");
+  }
+
+  @Test
+  void aJobDirectoryOthersMayWriteIsRefused() throws IOException {
+    Path shared = Files.createDirectory(tmp.resolve("shared"));
+    Path planted = Files.createDirectory(shared.resolve(JOB));
+    Files.setPosixFilePermissions(planted, PosixFilePermissions.fromString("rwxrwx---"));
+    Path[] map = mapOutput();
+    refused(Problem.OPEN_MODE, planted,
+        () -> at(shared.toString()).publish(JOB, ATTEMPT, map[0], map[1]));
+    assertFalse(Files.exists(planted.resolve(ATTEMPT)));
+  }
+
+  @Test
+  void publishedDirectoriesAreTheUsersAloneAndReadersCheckThem() throws IOException {
+    Path shared = Files.createDirectory(tmp.resolve("shared"));
+    Path[] map = mapOutput();
+    SharedMapOutputs s = at(shared.toString());
+    s.publish(JOB, ATTEMPT, map[0], map[1]);
+    for (Path d : new Path[] {s.jobDir(JOB), s.attemptDir(JOB, ATTEMPT)}) {
+      assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(d)));
+    }
+    s.checkPublished(JOB, ATTEMPT);
+    Files.delete(s.index(JOB, ATTEMPT));
+    Files.createSymbolicLink(s.index(JOB, ATTEMPT), map[1]);
+    refused(Problem.SYMLINK, s.index(JOB, ATTEMPT), () -> s.checkPublished(JOB, ATTEMPT));
+  }
+
+  @Test
+  void aMapOutputOfAnotherUserIsRefusedToReaders() throws IOException {
+    Path shared = Files.createDirectory(tmp.resolve("shared"));
+    Path[] map = mapOutput();
+    SharedMapOutputs s = at(shared.toString());
+    assertTrue(s.publish(JOB, ATTEMPT, map[0], map[1]));
+    giveToNobody(s.output(JOB, ATTEMPT));
+    refused(Problem.FOREIGN_OWNER, s.output(JOB, ATTEMPT), () -> s.checkPublished(JOB, ATTEMPT));
   }
 
   @Test

@@ -16,11 +16,11 @@ import org.apache.hadoop.mapred.Counters;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapred.MapTaskCompletionEventsUpdate;
 import org.apache.hadoop.mapred.TaskCompletionEvent;
-import org.apache.hadoop.mapred.TaskStatus;
 import org.apache.hadoop.mapred.TaskUmbilicalProtocol;
 import org.apache.hadoop.mapred.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.util.Progress;
+import org.hadoophpc.mapreduce.shuffle.RecordingScheduler;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -110,7 +110,7 @@ class HpcEventFetcherBridgeTest {
         });
     Counters counters = new Counters();
     ShuffleSchedulerImpl<Object, Object> scheduler = new ShuffleSchedulerImpl<>(conf,
-        reduceStatus(), reduce, t -> { }, new Progress(), counters.findCounter("t", "shuffled"),
+        RecordingScheduler.reduceStatus(), reduce, t -> { }, new Progress(), counters.findCounter("t", "shuffled"),
         counters.findCounter("t", "bytes"), counters.findCounter("t", "failed"));
     java.util.concurrent.CompletableFuture<Throwable> reported =
         new java.util.concurrent.CompletableFuture<>();
@@ -124,16 +124,4 @@ class HpcEventFetcherBridgeTest {
         && t.getMessage().contains("AM gone"), t.getMessage());
   }
 
-  private static TaskStatus reduceStatus() {
-    return new TaskStatus() {
-      @Override
-      public boolean getIsMap() {
-        return false;
-      }
-
-      @Override
-      public void addFetchFailedMap(org.apache.hadoop.mapred.TaskAttemptID mapTaskId) {
-      }
-    };
-  }
 }

@@ -16,6 +16,7 @@ import org.apache.hadoop.mapred.Counters;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapred.MapTaskCompletionEventsUpdate;
 import org.apache.hadoop.mapred.TaskCompletionEvent;
+import org.apache.hadoop.mapred.TaskStatus;
 import org.apache.hadoop.mapred.TaskUmbilicalProtocol;
 import org.apache.hadoop.mapred.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskType;
@@ -59,16 +60,7 @@ class HpcEventFetcherBridgeTest {
           }
           throw new UnsupportedOperationException(method.getName());
         });
-    TaskStatus status = new TaskStatus() {
-      @Override
-      public boolean getIsMap() {
-        return false;
-      }
-
-      @Override
-      public void addFetchFailedMap(org.apache.hadoop.mapred.TaskAttemptID mapTaskId) {
-      }
-    };
+    TaskStatus status = RecordingScheduler.reduceStatus();
     Counters counters = new Counters();
     AtomicInteger failures = new AtomicInteger();
     ShuffleSchedulerImpl<Object, Object> scheduler = new ShuffleSchedulerImpl<>(conf, status,
@@ -110,7 +102,8 @@ class HpcEventFetcherBridgeTest {
         });
     Counters counters = new Counters();
     ShuffleSchedulerImpl<Object, Object> scheduler = new ShuffleSchedulerImpl<>(conf,
-        RecordingScheduler.reduceStatus(), reduce, t -> { }, new Progress(), counters.findCounter("t", "shuffled"),
+        RecordingScheduler.reduceStatus(), reduce, t -> { }, new Progress(),
+        counters.findCounter("t", "shuffled"),
         counters.findCounter("t", "bytes"), counters.findCounter("t", "failed"));
     java.util.concurrent.CompletableFuture<Throwable> reported =
         new java.util.concurrent.CompletableFuture<>();

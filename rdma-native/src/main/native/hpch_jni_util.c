@@ -15,7 +15,8 @@
  *   NativeIO$POSIX.initNativePosix   -> NativeIO$POSIX's natives     (hpch_jni_nativeio.c)
  *   JniBasedUnixGroupsMapping.anchorNative -> getGroupsForUser       (hpch_jni_groups.c)
  * Classes without an init native export theirs by name: NativeCodeLoader (here), NativeCrc32
- * (hpch_jni_crc.c), JniBasedUnixGroupsNetgroupMapping (hpch_jni_groups.c).
+ * (hpch_jni_crc.c), JniBasedUnixGroupsNetgroupMapping (hpch_jni_groups.c),
+ * SharedFileDescriptorFactory (hpch_jni_shm.c).
  * check_exports.cmake keeps the exported set to exactly these.
  */
 #include "hpch_jni.h"

@@ -134,6 +134,10 @@ if [[ -f "${A}/lib/native/libhpcnative.so" ]]; then
   fi
   grep -qE '^hpcnative: +true' <<<"${out}" && pass "checknative: hpcnative true" ||
     fail "checknative: hpcnative true" "${out}"
+  # Hadoop's NativeCodeLoader finds our libhadoop.so through bin/'s java.library.path
+  grep -qE "^hadoop: +true +/.*/lib/native/libhadoop.so$" <<<"${out}" &&
+    pass "checknative: Hadoop loads lib/native/libhadoop.so" ||
+    fail "checknative: Hadoop loads lib/native/libhadoop.so" "${out}"
 else
   fail "lib/native/libhpcnative.so is in the tarball (was it built with -Dnative.skip=true?)"
 fi

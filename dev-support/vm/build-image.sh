@@ -35,7 +35,7 @@ image_size=4G
 base_packages=kmod,iproute2,rdma-core,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,procps
 chroot_packages=(linux-image-amd64 initramfs-tools openjdk-17-jre-headless
   openjdk-17-jdk-headless cmake gcc libc6-dev binutils libibverbs-dev librdmacm-dev
-  valgrind shellcheck)
+  zlib1g-dev valgrind shellcheck)
 
 ## host_mirror SUITE: the URI the host's apt uses for SUITE (deb822 and one-line sources alike).
 host_mirror() {

@@ -28,6 +28,7 @@ dev_prerequisites() {
   command -v make >/dev/null 2>&1 || missing+=(make)
   [[ -f /usr/include/infiniband/verbs.h ]] || missing+=(libibverbs-dev)
   [[ -f /usr/include/rdma/rdma_cma.h ]] || missing+=(librdmacm-dev)
+  [[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev) # libhadoop.so's CRC32
   command -v hostname >/dev/null 2>&1 || missing+=(hostname)
   for pkg in "$@"; do
     dpkg -s "${pkg}" >/dev/null 2>&1 || missing+=("${pkg}")

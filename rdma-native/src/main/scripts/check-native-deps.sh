@@ -24,6 +24,7 @@ command -v cmake >/dev/null 2>&1 || add_missing "cmake"
 if command -v "${cc}" >/dev/null 2>&1; then
   has_header infiniband/verbs.h || add_missing "libibverbs-dev (infiniband/verbs.h)"
   has_header rdma/rdma_cma.h || add_missing "librdmacm-dev (rdma/rdma_cma.h)"
+  has_header zlib.h || add_missing "zlib1g-dev (zlib.h)"
 else
   add_missing "a C compiler (${cc})"
 fi
@@ -33,7 +34,7 @@ if [ -n "${java_home}" ] && [ ! -f "${java_home}/include/jni.h" ]; then
 fi
 
 if [ -n "${missing}" ]; then
-  echo "rdma-native: missing ${missing}: apt-get install libibverbs-dev librdmacm-dev cmake gcc," \
+  echo "rdma-native: missing ${missing}: apt-get install libibverbs-dev librdmacm-dev zlib1g-dev cmake gcc," \
     "or build Java only with -Dnative.skip=true" >&2
   exit 1
 fi

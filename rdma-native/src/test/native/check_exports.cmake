@@ -1,9 +1,9 @@
 # Licensed under the Apache License, Version 2.0 (see LICENSE.txt).
 #
-# ctest script: libhpcnative.so must export JNI_OnLoad and JNI_OnUnload and no other function
-# or object of ours (-fvisibility=hidden plus static JNI functions). Linker-defined markers
-# (_init, _fini, _edata, _end, __bss_start) are allowed.
-# Usage: cmake -DNM=<nm> -DLIB=<libhpcnative.so> -P check_exports.cmake
+# ctest script: a library must export exactly the ALLOWED symbols (each of them) and no other
+# function or object of ours (-fvisibility=hidden plus static JNI functions). Linker-defined
+# markers (_init, _fini, _edata, _end, __bss_start) are allowed.
+# Usage: cmake -DNM=<nm> -DLIB=<lib.so> "-DALLOWED=sym1;sym2" -P check_exports.cmake
 cmake_minimum_required(VERSION 3.16)
 execute_process(COMMAND "${NM}" -D --defined-only "${LIB}"
                 OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
@@ -19,19 +19,19 @@ foreach(line IN LISTS lines)
   endif()
 endforeach()
 
-set(allowed JNI_OnLoad JNI_OnUnload _init _fini _edata _end __bss_start)
+set(allowed ${ALLOWED} _init _fini _edata _end __bss_start)
 set(unexpected "")
 foreach(symbol IN LISTS exported)
   if(NOT symbol IN_LIST allowed)
     list(APPEND unexpected "${symbol}")
   endif()
 endforeach()
-foreach(required JNI_OnLoad JNI_OnUnload)
+foreach(required IN LISTS ALLOWED)
   if(NOT required IN_LIST exported)
     message(FATAL_ERROR "${LIB} does not export ${required}")
   endif()
 endforeach()
 if(unexpected)
-  message(FATAL_ERROR "${LIB} exports more than the JNI entry points: ${unexpected}")
+  message(FATAL_ERROR "${LIB} exports more than its entry points: ${unexpected}")
 endif()
 message(STATUS "exports: ${exported}")

@@ -10,8 +10,7 @@ import java.io.PrintStream;
  * {@code NativeLibraryChecker}, whether libhpcnative, RDMA devices and liblustreapi are usable
  * and, if not, why; then, after a blank line, Hadoop's own native lines
  * ({@link HadoopNativeCheck}) with what each missing one costs. {@code -a} exits 1 unless our
- * three are usable; the default exit code is 0 (stock exits 1 without libhadoop.so, which this
- * tarball does not ship).
+ * three are usable; the default exit code is 0 (stock exits 1 without libhadoop.so).
  */
 public final class CheckNative {
   private static final String USAGE = "Usage: hadoop checknative [-a|-h]\n"

@@ -19,9 +19,9 @@ import org.apache.hadoop.util.NativeCodeLoader;
  * {@code NativeLibraryChecker} prints them ({@code hadoop}, {@code zlib}, {@code zstd},
  * {@code bzip2}, {@code openssl}, {@code ISA-L}, {@code PMDK}), each asked through the same
  * public calls, and under every item that is missing what a cluster loses without it and what
- * takes its place. The tarball ships no {@code libhadoop.so}: Apache publishes it only inside its
- * binary tarball, not on Maven Central, and the {@code -sources.jar} holds no C sources to build
- * it from. A site that has one puts it in {@code lib/native} and these lines turn true.
+ * takes its place. The tarball's {@code lib/native/libhadoop.so} is hadoop-hpc's own
+ * implementation of Hadoop's natives (rdma-native; Apache publishes theirs only inside its binary
+ * tarball): NativeIO, bulk CRC and the JNI group mapping, no codecs, OpenSSL, ISA-L or PMDK.
  */
 final class HadoopNativeCheck {
   private final Configuration conf;
@@ -36,12 +36,14 @@ final class HadoopNativeCheck {
     boolean hadoop = NativeCodeLoader.isNativeCodeLoaded();
     line(out, "hadoop:", hadoop, hadoop ? NativeCodeLoader.getLibraryName() : "");
     if (!hadoop) {
-      cost(out, "libhadoop.so is not shipped (not on Maven Central; see the user guide,"
-          + " 'Native libraries'). Without it:");
+      cost(out, "libhadoop.so did not load (the tarball has it in lib/native unless built with"
+          + " -Dnative.skip=true; see the user guide, 'Native libraries'). Without it:");
       cost(out, "- no short-circuit local reads (dfs.client.read.shortcircuit needs its domain"
           + " sockets): a task reads a local block through its DataNode");
       cost(out, "- checksums use the JDK's CRC32/CRC32C (intrinsics), not Hadoop's native bulk"
           + " CRC");
+      cost(out, "- Hadoop refuses Kerberos-secured shuffle and log aggregation (SecureIOUtils:"
+          + " 'Secure IO is not possible without native code extensions')");
       cost(out, "- mlock and fadvise for DataNodes come from libhpcnative instead (bin/hdfs"
           + " datanode installs it: HHH's RAM disk and centralized caching keep working)");
     }

@@ -146,6 +146,9 @@ A="${work}/attacker"
 mkdir -p "${A}/conf" "${A}/logs"
 cp "${C}"/{core,hdfs,yarn,mapred}-site.xml "${C}/capacity-scheduler.xml" "${C}/log4j.properties" "${A}/conf/"
 cp "${C}/security/krb5.conf" "${A}/conf/"
+# The YARN client retries a refused ResourceManager for 15 minutes by default: 20 s here.
+sed -i 's|</configuration>|<property><name>yarn.resourcemanager.connect.max-wait.ms</name><value>20000</value></property>\n</configuration>|' \
+  "${A}/conf/yarn-site.xml"
 : >"${A}/krb5cc_empty"
 printf 'export HADOOP_LOG_DIR=%q\nexport HADOOP_PID_DIR=%q\nexport HADOOP_OPTS="-Djava.security.krb5.conf=%s/conf/krb5.conf %s"\n' \
   "${A}/logs" "${A}/pids" "${A}" "${LANE_JVM}" >"${A}/conf/hadoop-env.sh"
@@ -175,18 +178,22 @@ cat_pid=$!
 as_attacker timeout 180 "${H}/bin/yarn" --config "${A}/conf" application -kill application_1_0001 \
   >"${A}/kill.out" 2>&1 &
 kill_pid=$!
-## exit_of PID FILE: PID's exit code, then FILE (its output); for refused.
-exit_of() {
-  wait "$1"
-  local rc=$?
+wait "${ls_pid}"
+ls_rc=$?
+wait "${cat_pid}"
+cat_rc=$?
+wait "${kill_pid}"
+kill_rc=$?
+## ended RC FILE: FILE (a command's output), then exit code RC; for refused.
+ended() {
   cat "$2"
-  return "${rc}"
+  return "$1"
 }
-refused "another user: hdfs dfs -ls / is refused" "${krb_refusal}" exit_of "${ls_pid}" "${A}/ls.out"
+refused "another user: hdfs dfs -ls / is refused" "${krb_refusal}" ended "${ls_rc}" "${A}/ls.out"
 refused "another user: hdfs dfs -cat of the owner's file is refused" "${krb_refusal}" \
-  exit_of "${cat_pid}" "${A}/cat.out"
+  ended "${cat_rc}" "${A}/cat.out"
 refused "another user: yarn application -kill is refused" "${krb_refusal}" \
-  exit_of "${kill_pid}" "${A}/kill.out"
+  ended "${kill_rc}" "${A}/kill.out"
 http_code "another user: REST apps?user.name=${owner} is 401" 401 \
   "http://localhost:8088/ws/v1/cluster/apps?user.name=${owner}"
 http_code "another user: REST new-application POST is 401" 401 -X POST \

@@ -314,8 +314,9 @@ hpc_secure_master_view() {
 ## lines KRB5PRINCIPAL=... and KRB5KEYTAB=... (for a command that does not read hadoop-env.sh);
 ## nothing for an open one.
 hpc_secure_client_env() {
-  # shellcheck source=/dev/null
-  (. "$1/hadoop-env.sh" >/dev/null 2>&1
+  # shellcheck source=/dev/null  # set +u: it names per-node variables this shell need not have
+  (set +u
+    . "$1/hadoop-env.sh" >/dev/null 2>&1
     [[ "${HADOOP_HPC_SECURE:-false}" == "true" ]] || exit 0
     printf 'KRB5PRINCIPAL=%s\nKRB5KEYTAB=%s\n' "${KRB5PRINCIPAL}" "${KRB5KEYTAB}")
 }

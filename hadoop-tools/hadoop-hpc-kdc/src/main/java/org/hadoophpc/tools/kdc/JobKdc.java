@@ -4,7 +4,6 @@
 package org.hadoophpc.tools.kdc;
 
 import java.io.IOException;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -180,76 +179,73 @@ public final class JobKdc {
     }
   }
 
-  public static void main(String[] args) throws Exception {
-    System.exit(run(args, System.out, System.err, true));
-  }
-
-  /** The command; AWAIT=false returns once the KDC runs (tests), leaving it to the caller. */
-  static int run(String[] args, PrintStream out, PrintStream err, boolean await) throws IOException {
-    String realm = null;
-    String bind = null;
-    String dirName = null;
-    Map<String, List<String>> keytabs = new LinkedHashMap<>();
+  public static void main(String[] args) throws IOException {
+    JobKdc job;
     try {
-      for (int i = 0; i < args.length; i += 2) {
-        if (i + 1 >= args.length) {
-          throw new IllegalArgumentException(args[i] + " needs a value");
-        }
-        switch (args[i]) {
-          case "--realm" -> realm = args[i + 1];
-          case "--bind" -> bind = args[i + 1];
-          case "--dir" -> dirName = args[i + 1];
-          case "--keytab" -> addKeytab(keytabs, args[i + 1]);
-          default -> throw new IllegalArgumentException("unknown option " + args[i]);
-        }
-      }
-      if (realm == null || bind == null || dirName == null) {
-        throw new IllegalArgumentException("give --realm, --bind and --dir");
-      }
-      if (!realm.equals(realm.toUpperCase(Locale.ROOT)) || !realm.matches("[A-Z0-9][A-Z0-9.-]*")) {
-        throw new IllegalArgumentException("--realm " + realm + ": upper-case letters, digits, '.', '-'");
-      }
+      job = fromArgs(args);
     } catch (IllegalArgumentException e) {
-      err.println("ERROR: " + e.getMessage());
-      err.println("usage: JobKdc --realm REALM --bind HOST --dir DIR [--keytab FILE=PRINCIPAL[,PRINCIPAL...]]...");
-      return 1;
-    }
-    PrivateDir dir;
-    try {
-      dir = PrivateDir.check(Paths.get(dirName));
+      System.err.println("ERROR: " + e.getMessage());
+      System.err.println(USAGE);
+      System.exit(1);
+      return;
     } catch (PrivateDir.NotPrivateException e) {
-      err.println("ERROR: " + e.getMessage());
-      return 2;
+      System.err.println("ERROR: " + e.getMessage());
+      System.exit(2);
+      return;
     }
-    JobKdc job = new JobKdc(realm, bind, dir, keytabs);
     CountDownLatch stopped = new CountDownLatch(1);
-    if (await) {
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        job.stop();
-        stopped.countDown();
-      }, "kdc-stop"));
-    }
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      job.stop();
+      stopped.countDown();
+    }, "kdc-stop"));
     try {
       job.start();
     } catch (IOException e) {
       job.stop();
       throw e;
     }
-    out.println("kdc: realm " + realm + " at " + bind + ":" + job.port() + "; " + keytabs.size()
-        + " keytab(s) and " + KRB5_CONF + " in " + dir.path());
-    out.flush();
-    if (!await) {
-      CURRENT.set(job);
-      return 0;
-    }
+    System.out.println("kdc: realm " + job.realm + " at " + job.bindHost + ":" + job.port() + "; "
+        + job.keytabs.size() + " keytab(s) and " + KRB5_CONF + " in " + job.dir.path());
+    System.out.flush();
     try {
       stopped.await();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    return 0;
   }
 
-  /** The KDC run(..., false) started, for a test to stop. */
-  static final ThreadLocal<JobKdc> CURRENT = new ThreadLocal<>();
+  private static final String USAGE =
+      "usage: JobKdc --realm REALM --bind HOST --dir DIR [--keytab FILE=PRINCIPAL[,PRINCIPAL...]]...";
+
+  /**
+   * The KDC the command line describes, not started yet.
+   *
+   * @throws IllegalArgumentException a malformed command line
+   * @throws PrivateDir.NotPrivateException DIR is not this user's, mode 700
+   */
+  static JobKdc fromArgs(String[] args) throws PrivateDir.NotPrivateException {
+    String realm = null;
+    String bind = null;
+    String dirName = null;
+    Map<String, List<String>> keytabs = new LinkedHashMap<>();
+    for (int i = 0; i < args.length; i += 2) {
+      if (i + 1 >= args.length) {
+        throw new IllegalArgumentException(args[i] + " needs a value");
+      }
+      switch (args[i]) {
+        case "--realm" -> realm = args[i + 1];
+        case "--bind" -> bind = args[i + 1];
+        case "--dir" -> dirName = args[i + 1];
+        case "--keytab" -> addKeytab(keytabs, args[i + 1]);
+        default -> throw new IllegalArgumentException("unknown option " + args[i]);
+      }
+    }
+    if (realm == null || bind == null || dirName == null) {
+      throw new IllegalArgumentException("give --realm, --bind and --dir");
+    }
+    if (!realm.equals(realm.toUpperCase(Locale.ROOT)) || !realm.matches("[A-Z0-9][A-Z0-9.-]*")) {
+      throw new IllegalArgumentException("--realm " + realm + ": upper-case letters, digits, '.', '-'");
+    }
+    return new JobKdc(realm, bind, PrivateDir.check(Paths.get(dirName)), keytabs);
+  }
 }

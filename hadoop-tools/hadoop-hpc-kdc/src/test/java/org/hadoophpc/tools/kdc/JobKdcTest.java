@@ -6,14 +6,13 @@ package org.hadoophpc.tools.kdc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.kerby.kerberos.kerb.client.KrbClient;
@@ -29,9 +28,7 @@ class JobKdcTest {
   @TempDir
   Path tmp;
 
-  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
-
-  private int run(Path dir, String... keytabs) throws Exception {
+  private static String[] args(Path dir, String... keytabs) {
     String[] args = new String[6 + keytabs.length * 2];
     args[0] = "--realm";
     args[1] = REALM;
@@ -43,16 +40,23 @@ class JobKdcTest {
       args[6 + 2 * i] = "--keytab";
       args[7 + 2 * i] = keytabs[i];
     }
-    return JobKdc.run(args, new PrintStream(new ByteArrayOutputStream()),
-        new PrintStream(err, true, StandardCharsets.UTF_8), false);
+    return args;
+  }
+
+  @Test
+  void refusesAMalformedCommandLine() {
+    assertThrows(IllegalArgumentException.class, () -> JobKdc.fromArgs(new String[] {"--realm", "lower"}));
+    assertThrows(IllegalArgumentException.class, () -> JobKdc.addKeytab(new LinkedHashMap<>(), "../x=alice"));
+    assertThrows(IllegalArgumentException.class, () -> JobKdc.addKeytab(new LinkedHashMap<>(), "u.keytab=alice@OTHER"));
   }
 
   @Test
   void refusesADirectoryOtherUsersCanRead() throws Exception {
     Path dir = Files.createDirectory(tmp.resolve("open"),
         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
-    assertEquals(2, run(dir, "user.keytab=alice"));
-    assertTrue(err.toString(StandardCharsets.UTF_8).contains("not rwx------"), err.toString(StandardCharsets.UTF_8));
+    PrivateDir.NotPrivateException e = assertThrows(PrivateDir.NotPrivateException.class,
+        () -> JobKdc.fromArgs(args(dir, "user.keytab=alice")));
+    assertTrue(e.getMessage().contains("not rwx------"), e.getMessage());
     assertFalse(Files.exists(dir.resolve("user.keytab")));
     assertFalse(Files.exists(dir.resolve(JobKdc.KRB5_CONF)));
   }
@@ -61,8 +65,8 @@ class JobKdcTest {
   void keytabsArePrivateHoldOnlyTheirPrincipalsAndLogIn() throws Exception {
     Path dir = Files.createDirectory(tmp.resolve("sec"),
         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    assertEquals(0, run(dir, "service.keytab=nn/localhost,HTTP/localhost", "user.keytab=alice"));
-    JobKdc kdc = JobKdc.CURRENT.get();
+    JobKdc kdc = JobKdc.fromArgs(args(dir, "service.keytab=nn/localhost,HTTP/localhost", "user.keytab=alice"));
+    kdc.start();
     try {
       for (String f : List.of("service.keytab", "user.keytab", JobKdc.KRB5_CONF, JobKdc.READY_FILE)) {
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve(f))), f);

@@ -245,6 +245,34 @@ out=$( (HADOOP_HOME="${home}" hpc_deprecated_daemon yarn yarn-daemon.sh restart 
 assert_eq "a bad action exits 1" 1 "$?"
 assert_contains "a bad action shows the usage" "usage: yarn-daemon.sh" "${out}"
 
+echo "== hpc-security.sh (configure --secure)"
+assert_eq "realm of a job" HPC-4711 "$(hpc_secure_realm 4711)"
+assert_eq "realm: upper case, odd characters mapped to '-'" HPC-12-ABC-X "$(hpc_secure_realm '12.abc_x')"
+assert_contains "realm outside a batch job" "HPC-" "$(hpc_secure_realm '')"
+assert_eq "_HOST names: master, hosts, IB names, lower case, once each" "cn01-ib cn01 cn02 cn02-ib" \
+  "$(hpc_secure_names cn01-ib -ib CN01 cn02 | tr '\n' ' ' | sed 's/ $//')"
+mkdir -m 755 "${tmp}/open"
+out=$(hpc_secure_private_dir "${tmp}/open" 2>&1)
+assert_eq "a key directory others can read is refused" 1 "$?"
+assert_contains "... saying why" "has mode 755, not 700" "${out}"
+ln -s "${tmp}/open" "${tmp}/link"
+out=$(hpc_secure_private_dir "${tmp}/link" 2>&1)
+assert_eq "a link as key directory is refused" 1 "$?"
+hpc_secure_private_dir "${tmp}/keys"
+assert_eq "a new key directory is made 700" 700 "$(stat -c %a "${tmp}/keys")"
+mkdir "${tmp}/overlays"
+# shellcheck disable=SC2016  # a Hadoop variable
+hpc_secure_overlays "${tmp}/overlays" /c HPC-7 alice cn01 '${env.HADOOP_HPC_NODE_HOST}'
+out=$(cat "${tmp}/overlays"/*.xml)
+# shellcheck disable=SC2016  # auth_to_local's own $0 and $1
+for want in "<name>hadoop.security.authentication</name>" "<value>kerberos</value>" \
+    'RULE:[2:$1@$0](.*@HPC-7)s/.*/alice/' 'RULE:[1:$1@$0](.*@HPC-7)s/.*/alice/' \
+    "<value>HTTPS_ONLY</value>" "<value>nn/_HOST@HPC-7</value>" "<value>dn/cluster@HPC-7</value>" \
+    "<name>hadoop.http.authentication.simple.anonymous.allowed</name>" \
+    "-Djava.security.krb5.conf=/c/security/krb5.conf" "<value>/c/security/service.keytab</value>"; do
+  assert_contains "secure overlay holds ${want}" "${want}" "${out}"
+done
+
 echo
 echo "shell: ${passed} passed, ${failed} failed"
 [[ ${failed} -eq 0 ]]

@@ -1066,3 +1066,7 @@ hpc_wait_ready() {
     sleep 1
   done
 }
+
+# Kerberos for per-job clusters (hpc-cluster.sh configure --secure).
+# shellcheck source=hpc-security.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/hpc-security.sh"

@@ -6,7 +6,7 @@
 #
 #   hpc-cluster.sh configure --conf-dir DIR [--hosts FILE] [--mode MODE[,MODE...]]
 #       [--master HOST] [--local-dir DIR] [--log-dir DIR] [--ib-suffix SUFFIX | --ib-interface IF]
-#       [--min-workers N|P%] [--base DIR]
+#       [--min-workers N|P%] [--base DIR] [--secure]
 #   hpc-cluster.sh start  --conf-dir DIR [--min-workers N|P%] [--no-wait]
 #   hpc-cluster.sh status --conf-dir DIR
 #   hpc-cluster.sh stop   --conf-dir DIR
@@ -31,6 +31,9 @@
 # clean: removes each host's node-local state (<local dir>/<host>: HDFS blocks, NodeManager
 # local dirs, pid files) after stop; a host where a daemon still runs is left alone.
 # apply-mode: merges modes into an existing configuration directory (a copy of etc/hadoop).
+# --secure: callers must prove the job's Kerberos keys (a realm of the job's own, its KDC run
+# by start on the master; libexec/hpc-security.sh); without it the cluster is open to every
+# user of its nodes, and configure and start say so.
 # --conf-dir may also be given as --config or HADOOP_CONF_DIR. Settings: docs/user-guide.md,
 # chapter "Running on a cluster".
 set -u
@@ -53,7 +56,7 @@ JHS_ADMIN_PORT=10033
 MARKER="written by sbin/hpc-cluster.sh configure"
 
 usage() {
-  sed -n '4,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 1
 }
 
@@ -185,8 +188,9 @@ env_line() {
 
 cmd_configure() {
   local hosts_file="" modes=default master="" local_dir="" log_dir="" ib_suffix="" ib_iface=""
-  local min_spec=90% base="${HADOOP_HOME}/etc/hadoop" conf_dir=${OPT_CONF_DIR:-}
+  local min_spec=90% base="${HADOOP_HOME}/etc/hadoop" conf_dir=${OPT_CONF_DIR:-} secure=false
   while [[ $# -gt 0 ]]; do
+    [[ "$1" == "--secure" ]] && { secure=true; shift; continue; }
     [[ $# -ge 2 ]] || die "$1 needs a value"
     case "$1" in
       --hosts) hosts_file=$2 ;;
@@ -204,6 +208,8 @@ cmd_configure() {
   done
   [[ -n "${conf_dir}" ]] || die "configure needs --conf-dir DIR (the new configuration directory)"
   [[ -z "${ib_suffix}" || -z "${ib_iface}" ]] || die "give --ib-suffix or --ib-interface, not both"
+  [[ "${secure}" == "false" || -z "${ib_iface}" ]] ||
+    die "--secure needs host names for the Kerberos principals; --ib-interface gives addresses (use --ib-suffix)"
   [[ -f "${base}/core-site.xml" ]] || die "--base ${base} has no core-site.xml"
   base=$(cd -P -- "${base}" && pwd -P)
 
@@ -259,6 +265,18 @@ cmd_configure() {
   done
   rm -rf "${tmp}"
   apply_modes "${base}" "${conf_dir}" "${modes}"
+  local secure_env=""
+  if [[ "${secure}" == "true" ]]; then
+    tmp=$(mktemp -d) || exit 1
+    # shellcheck disable=SC2016  # a Hadoop variable, expanded by each daemon
+    secure_env=$(hpc_secure_configure "${conf_dir}" "${tmp}" "$(hpc_secure_realm "${jobid}")" \
+      "$(id -un)" "${master_host}" '${env.HADOOP_HPC_NODE_HOST}' "${ib_suffix}" "${host_list[@]}") ||
+      die "cannot make ${conf_dir} secure (see above)"
+    for f in "${tmp}"/*.xml; do
+      merge_into "${conf_dir}" "${f}"
+    done
+    rm -rf "${tmp}"
+  fi
 
   local hdfs=false
   [[ "$(conf_value "${conf_dir}/core-site.xml" fs.defaultFS)" == hdfs://* ]] && hdfs=true
@@ -280,6 +298,7 @@ cmd_configure() {
     echo 'export HADOOP_PID_DIR="${HADOOP_HPC_LOCAL_DIR}/${HADOOP_HPC_NODE}/pids"'
     # shellcheck disable=SC2016
     echo 'export HADOOP_LOG_DIR="${HADOOP_HPC_CLUSTER_LOG_DIR}/${HADOOP_HPC_NODE}"'
+    [[ -n "${secure_env}" ]] && printf '%s\n' "# Kerberos (--secure): the job's realm; commands log in as the owner from the keytab." "${secure_env}"
   } >>"${conf_dir}/hadoop-env.sh"
 
   local shown=${master}
@@ -296,6 +315,11 @@ cmd_configure() {
   esac
   echo "  state      ${local_dir}/<host> (node-local; pids in .../<host>/pids)"
   echo "  logs       ${log_dir}/<host>"
+  if [[ "${secure}" == "true" ]]; then
+    echo "  security   Kerberos realm $(sed -n 's/^export HADOOP_HPC_KRB_REALM=//p' <<<"${secure_env}") (KDC on ${master_host} from start); keys in ${conf_dir}/security"
+  else
+    hpc_secure_open_banner
+  fi
   echo "wrote ${conf_dir}"
   echo "next: ${HADOOP_HOME}/sbin/hpc-cluster.sh start --conf-dir ${conf_dir}"
 }
@@ -333,6 +357,8 @@ load_cluster() {
 }
 
 master_daemons() {
+  # the job's KDC first: every other daemon logs in with it
+  [[ "${HADOOP_HPC_SECURE:-false}" == "true" ]] && printf '%s ' kdc
   [[ "${HADOOP_HPC_CLUSTER_HDFS}" == "true" ]] && printf '%s ' namenode
   printf '%s' "resourcemanager historyserver"
 }
@@ -409,6 +435,7 @@ native_report() {
 ## Live DataNodes and NodeManagers the master sees (HPC_LIVE_DN, HPC_LIVE_NM), and safe mode.
 master_view() {
   local h=${HADOOP_HPC_CLUSTER_MASTER_HOST} info
+  [[ "${HADOOP_HPC_SECURE:-false}" == "true" ]] && { hpc_secure_master_view; return; }
   HPC_LIVE_DN=0
   HPC_SAFEMODE=off
   if [[ "${HADOOP_HPC_CLUSTER_HDFS}" == "true" ]]; then
@@ -461,6 +488,7 @@ cmd_start() {
   # shellcheck disable=SC2064  # the directory is fixed now
   trap "rm -rf '${out}'" EXIT
 
+  [[ "${HADOOP_HPC_SECURE:-false}" == "true" ]] || hpc_secure_open_banner
   echo "Starting the master's daemons on ${MASTER}: $(master_daemons)"
   on_each "${out}/master" "${MASTER}" node-start "$(master_daemons)"
   report "${out}/master" "${MASTER}" master
@@ -610,6 +638,10 @@ node_start() {
   for d in "$@"; do
     if pid=$(hpc_daemon_pid "${d}"); then
       started+=("${d} pid ${pid} (already running)")
+      continue
+    fi
+    if [[ "${d}" == "kdc" ]]; then
+      if hpc_kdc_start; then started+=("kdc pid $(hpc_daemon_pid kdc)"); else rc=1; fi
       continue
     fi
     prog=$(program_of "${d}")

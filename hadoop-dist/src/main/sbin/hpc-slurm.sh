@@ -10,7 +10,7 @@
 # signal reaches it).
 #
 #   hpc-slurm.sh [--mode MODE[,MODE...]] [--job-dir DIR] [--local-dir DIR] [--hosts FILE]
-#       [--min-workers N|P%] [--ib-suffix SUFFIX | --ib-interface IF] [--keep-scratch]
+#       [--min-workers N|P%] [--ib-suffix SUFFIX | --ib-interface IF] [--keep-scratch] [--secure]
 #       -- COMMAND [ARG...]
 #
 # Hosts: --hosts FILE, else Slurm's SLURM_JOB_NODELIST, else PBS's PBS_NODEFILE.
@@ -40,6 +40,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --) shift; break ;;
     --keep-scratch) keep_scratch=true; shift; continue ;;
+    --secure) configure_args+=(--secure); shift; continue ;;
     -h|--help) usage ;;
   esac
   [[ $# -ge 2 ]] || { hpc_error "$1 needs a value (see --help)"; exit 1; }
@@ -138,6 +139,10 @@ if ! step "${cluster}" start --conf-dir "${conf}"; then
 fi
 
 export HADOOP_HOME HADOOP_CONF_DIR="${conf}" PATH="${HADOOP_HOME}/bin:${PATH}"
+# --secure: the command logs in as you from the job's keytab (also tools that skip hadoop-env.sh)
+while IFS='=' read -r name value; do
+  [[ -n "${name}" ]] && export "${name}=${value}"
+done < <(hpc_secure_client_env "${conf}")
 say "running: $(tr -s '\n ' '  ' <<<"$*")"
 # stdin from /dev/null, said outright (bash gives a background job that too, but only without
 # job control): a command that reads stdin gets end-of-file at once instead of waiting on the

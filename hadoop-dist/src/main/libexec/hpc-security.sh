@@ -27,24 +27,6 @@ hpc_secure_dir() {
   printf '%s/security' "$1"
 }
 
-## hpc_secure_private_dir DIR: creates DIR mode 700, or accepts it when it exists, is a
-## directory (not a link) of this user and has mode 700; else fails naming the problem.
-hpc_secure_private_dir() {
-  local dir=$1 mode
-  if [[ ! -e "${dir}" && ! -L "${dir}" ]]; then
-    (umask 077 && mkdir "${dir}") || { hpc_error "cannot create ${dir}"; return 1; }
-  fi
-  if [[ -L "${dir}" || ! -d "${dir}" || ! -O "${dir}" ]]; then
-    hpc_error "${dir} exists and is not a directory of yours; refusing to put keytabs there"
-    return 1
-  fi
-  mode=$(stat -c '%a' "${dir}") || return 1
-  if [[ "${mode}" != "700" ]]; then
-    hpc_error "${dir} has mode ${mode}, not 700; refusing to put keytabs there"
-    return 1
-  fi
-}
-
 ## hpc_secure_realm JOBID: the realm of a job: HPC-<job id>, or HPC-<seconds>-<pid> outside a
 ## batch job; upper case, letters, digits and '-' only (auth_to_local rules use it as a regex).
 hpc_secure_realm() {
@@ -229,7 +211,7 @@ hpc_secure_configure() {
   shift 7
   sec=$(hpc_secure_dir "${conf}")
   chmod 700 "${conf}" || return 1
-  hpc_secure_private_dir "${sec}" || return 1
+  hpc_private_dir "${sec}" || return 1
   local names=()
   mapfile -t names < <(hpc_secure_names "${master_host}" "${suffix}" "$@")
   hpc_secure_keystore "${sec}" "${names[@]}" || return 1
@@ -254,7 +236,7 @@ hpc_secure_open_banner() {
 hpc_kdc_start() {
   local sec pid pidfile out i
   sec=$(hpc_secure_dir "${HADOOP_CONF_DIR}")
-  hpc_secure_private_dir "${sec}" || return 1
+  hpc_private_dir "${sec}" || return 1
   local realm=${HADOOP_HPC_KRB_REALM:?} master=${HADOOP_HPC_CLUSTER_MASTER_HOST:?} n services=""
   master=${master,,}
   for n in ${HADOOP_HPC_KRB_NAMES:-}; do
@@ -267,7 +249,7 @@ hpc_kdc_start() {
   [[ -f "${out}" ]] && mv -f "${out}" "${out}.prev"
   hpc_find_java
   nohup "${JAVA}" "-Dhadoop.hpc.daemon=kdc@${HADOOP_PID_DIR}" -Djava.net.preferIPv4Stack=true \
-    -cp "${HADOOP_HOME}/share/hadoop-hpc/kdc/*:${HADOOP_HOME}/share/hadoop/lib/*" \
+    -cp "${HADOOP_HOME}/share/hadoop-hpc/kdc/*:${HADOOP_HOME}/share/hadoop-hpc/*:${HADOOP_HOME}/share/hadoop/lib/*" \
     org.hadoophpc.tools.kdc.JobKdc --realm "${realm}" --bind "${master}" --dir "${sec}" \
     --keytab "service.keytab=${services}" \
     --keytab "user.keytab=${KRB5PRINCIPAL%@*}" >"${out}" 2>&1 </dev/null &

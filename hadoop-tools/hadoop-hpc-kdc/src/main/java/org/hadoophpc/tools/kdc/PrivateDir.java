@@ -3,7 +3,6 @@
  */
 package org.hadoophpc.tools.kdc;
 
-import com.sun.security.auth.module.UnixSystem;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -14,6 +13,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.Set;
 
+import org.hadoophpc.fs.PrivateDirs;
+
 /**
  * The directory that holds a job's keytabs and key stores: it must belong to the user running
  * the KDC and be readable by nobody else (mode 700), checked before anything secret is written
@@ -22,7 +23,6 @@ import java.util.Set;
  * Not thread-safe; used by the KDC's main thread.
  */
 final class PrivateDir {
-  private static final Set<PosixFilePermission> DIR_MODE = PosixFilePermissions.fromString("rwx------");
   private static final Set<PosixFilePermission> FILE_MODE = PosixFilePermissions.fromString("rw-------");
 
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -33,27 +33,15 @@ final class PrivateDir {
     this.dir = dir;
   }
 
-  /** Checks DIR: a directory (not a link), owned by this process's user, mode 700. */
+  /**
+   * Checks DIR: a directory (not a link) of this process's user, mode 700, by the rule every
+   * private directory of ours follows ({@link PrivateDirs#checkPrivateDir}).
+   */
   static PrivateDir check(Path dir) throws NotPrivateException {
     try {
-      if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-        throw new NotPrivateException(dir + " is not a directory (create it with mode 700 first)");
-      }
-      long owner = ((Number) Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS)).longValue();
-      long me = new UnixSystem().getUid();
-      if (owner != me) {
-        throw new NotPrivateException(dir + " belongs to uid " + owner + ", not to this user (uid " + me
-            + "); refusing to put keytabs there");
-      }
-      Set<PosixFilePermission> mode = Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS);
-      if (!mode.equals(DIR_MODE)) {
-        throw new NotPrivateException(dir + " has mode " + PosixFilePermissions.toString(mode)
-            + ", not rwx------; refusing to put keytabs there");
-      }
-    } catch (NotPrivateException e) {
-      throw e;
+      PrivateDirs.checkPrivateDir(dir);
     } catch (IOException e) {
-      throw new NotPrivateException("cannot check " + dir + ": " + e, e);
+      throw new NotPrivateException(e.getMessage() + "; refusing to put keytabs there", e);
     }
     return new PrivateDir(dir);
   }

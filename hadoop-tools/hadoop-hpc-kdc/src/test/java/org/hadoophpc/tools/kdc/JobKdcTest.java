@@ -56,7 +56,7 @@ class JobKdcTest {
         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
     PrivateDir.NotPrivateException e = assertThrows(PrivateDir.NotPrivateException.class,
         () -> JobKdc.fromArgs(args(dir, "user.keytab=alice")));
-    assertTrue(e.getMessage().contains("not rwx------"), e.getMessage());
+    assertTrue(e.getMessage().contains("must be 700"), e.getMessage());
     assertFalse(Files.exists(dir.resolve("user.keytab")));
     assertFalse(Files.exists(dir.resolve(JobKdc.KRB5_CONF)));
   }

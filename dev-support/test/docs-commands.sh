@@ -125,7 +125,7 @@ check_snippet() {
 
 check_scripts() {
   local s=$1 path rest key file
-  while [[ "${s}" =~ (sbin|dev-support/(bin|bench|test))/([A-Za-z][A-Za-z0-9._-]*)([^\;\|\&]*) ]]; do
+  while [[ "${s}" =~ (sbin|dev-support/(bin|bench|test))/([A-Za-z][A-Za-z0-9._/-]*[A-Za-z0-9])([^\;\|\&]*) ]]; do
     path=${BASH_REMATCH[1]}/${BASH_REMATCH[3]}
     rest=${BASH_REMATCH[4]}
     s=${s#*"${BASH_REMATCH[0]}"}

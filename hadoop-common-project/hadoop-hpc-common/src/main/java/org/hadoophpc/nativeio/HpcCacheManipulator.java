@@ -20,8 +20,10 @@ import org.slf4j.LoggerFactory;
  * Central. With it installed a DataNode accepts {@code dfs.datanode.max.locked.memory > 0}, so
  * RAM_DISK replicas (lazy persist) and HDFS centralized caching work, and locking is real.
  *
- * <p>{@link #install()} puts it in place before the DataNode starts; it leaves a loaded
- * libhadoop alone (stock's manipulator then already does all this).
+ * <p>{@link #install()} puts it in place before the DataNode starts, also where libhadoop is
+ * loaded: stock's manipulator reads the limit as {@code ulimit -l} alone, so a DataNode with
+ * {@code CAP_IPC_LOCK} (root), which the kernel lets lock past that limit, would be refused
+ * locked memory it can have; libhpcnative counts the capability.
  */
 public class HpcCacheManipulator extends NativeIO.POSIX.CacheManipulator {
   private static final Logger LOG = LoggerFactory.getLogger(HpcCacheManipulator.class);
@@ -31,23 +33,21 @@ public class HpcCacheManipulator extends NativeIO.POSIX.CacheManipulator {
   public enum Installed {
     /** Ours is in place. */
     HPCNATIVE,
-    /** libhadoop is loaded: stock's manipulator already locks memory. */
+    /** libhpcnative is not loaded but libhadoop is: stock's manipulator locks memory. */
     LIBHADOOP,
     /** Neither: Hadoop's manipulator stays, and locked memory (> 0) is refused at start-up. */
     NONE
   }
 
   /**
-   * Installs the manipulator process-wide unless libhadoop is loaded, and gives Hadoop's
+   * Installs the manipulator process-wide where libhpcnative is loaded, and gives Hadoop's
    * {@code POSIX_FADV_*} constants (set by libhadoop's JNI, -1 without it) Linux's numbers so
    * the DataNode's readahead and drop-behind advice reaches the kernel. Idempotent.
    */
   public static synchronized Installed install() {
-    if (NativeCodeLoader.isNativeCodeLoaded() && NativeIO.isAvailable()) {
-      return Installed.LIBHADOOP;
-    }
     if (!HpcNative.isAvailable()) {
-      return Installed.NONE;
+      return NativeCodeLoader.isNativeCodeLoaded() && NativeIO.isAvailable()
+          ? Installed.LIBHADOOP : Installed.NONE;
     }
     if (!(NativeIO.POSIX.getCacheManipulator() instanceof HpcCacheManipulator)) {
       NativeIO.POSIX.setCacheManipulator(new HpcCacheManipulator());

@@ -18,6 +18,7 @@ import java.nio.file.Paths;
 import org.apache.hadoop.io.SecureIOUtils;
 import org.apache.hadoop.io.nativeio.NativeIO;
 import org.apache.hadoop.util.NativeCodeLoader;
+import org.hadoophpc.nativeio.HpcCacheManipulator;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -60,5 +61,18 @@ class LibhadoopIT {
     // replaced under a reader)
     assertThrows(SecureIOUtils.AlreadyExistsException.class,
         () -> SecureIOUtils.createForWrite(file, 0640).close());
+  }
+
+  /**
+   * A DataNode with both libraries loaded locks memory through libhpcnative's manipulator:
+   * stock's reads the limit as {@code ulimit -l} alone and would refuse a DataNode with
+   * CAP_IPC_LOCK (root) the locked memory the kernel lets it have.
+   */
+  @Test
+  void theDataNodeKeepsOurCacheManipulatorBesideLibhadoop() {
+    assertTrue(NativeIO.isAvailable(), "NativeIO did not initialize");
+    assertEquals(HpcCacheManipulator.Installed.HPCNATIVE, HpcCacheManipulator.install());
+    assertTrue(NativeIO.POSIX.getCacheManipulator() instanceof HpcCacheManipulator,
+        NativeIO.POSIX.getCacheManipulator().getClass().getName());
   }
 }
